@@ -1,0 +1,139 @@
+"""Turning user inputs (names and values in the file's units) into SI arrays for the core.
+
+The analyses layer sits between the CLI (which parses text) and the core (which computes in
+SI on arrays): it resolves names, converts units, builds sweep paths, and raises
+:class:`AnalysisInputError` with a did-you-mean for anything it cannot resolve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.mechanism import CompiledMechanism
+from ..errors import AnalysisInputError
+from ..model.base import choices_hint
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep of one actuated variable, file units: ``from_``..``to`` by ``step`` or ``num``
+    points (both ends included when the step divides the span)."""
+
+    name: str
+    from_: float
+    to: float
+    step: float | None = None
+    num: int | None = None
+
+    def values(self) -> np.ndarray:
+        if self.num is not None:
+            return np.linspace(self.from_, self.to, self.num)
+        span = self.to - self.from_
+        step = abs(self.step) * (1.0 if span >= 0 else -1.0)
+        n = int(np.floor(abs(span) / abs(self.step) + 1e-9)) + 1
+        return self.from_ + step * np.arange(n)
+
+
+def parse_sweep(text: str) -> Sweep:
+    """``JOINT=FROM:TO:STEP`` (or ``JOINT=FROM:TO:nNUM`` for NUM points)."""
+    name, sep, spec = text.partition("=")
+    parts = spec.split(":")
+    if not sep or len(parts) != 3:
+        raise AnalysisInputError(f"--sweep {text!r}: write JOINT=FROM:TO:STEP (e.g. crank=0:360:1) "
+                                 "or JOINT=FROM:TO:nNUM for NUM points")
+    try:
+        lo, hi = float(parts[0]), float(parts[1])
+        if parts[2].startswith("n"):
+            num = int(parts[2][1:])
+            if num < 1:
+                raise ValueError
+            return Sweep(name.strip(), lo, hi, num=num)
+        step = float(parts[2])
+        if step == 0:
+            raise ValueError
+        return Sweep(name.strip(), lo, hi, step=step)
+    except ValueError:
+        raise AnalysisInputError(f"--sweep {text!r}: FROM and TO must be numbers, STEP a nonzero number "
+                                 "(or nNUM with NUM >= 1)") from None
+
+
+def parse_assignment(text: str, option: str) -> tuple[str, float]:
+    """``NAME=VALUE`` -> (name, value)."""
+    name, sep, value = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return name.strip(), float(value)
+    except ValueError:
+        raise AnalysisInputError(f"{option} {text!r}: write NAME=VALUE, e.g. crank=30") from None
+
+
+def actuated_index(mech: CompiledMechanism, name: str, option: str) -> int:
+    """Position of an actuated variable (by joint/variable name) within ``q_actuated``."""
+    names = [mech.q_names[i] for i in mech.q_actuated]
+    if name not in names:
+        what = "is not actuated" if name in mech.q_names else "is not a joint variable"
+        raise AnalysisInputError(f"{option}: '{name}' {what}. " + choices_hint("actuated variables", name, names))
+    return names.index(name)
+
+
+def actuated_scale(mech: CompiledMechanism) -> np.ndarray:
+    """SI per file unit for each actuated variable (n_act,)."""
+    rot = mech.q_is_rotation[mech.q_actuated]
+    return np.where(rot, mech.angle_scale, mech.length_scale)
+
+
+def actuated_values(mech: CompiledMechanism, values: dict[str, float], option: str,
+                    default: np.ndarray | None = None) -> np.ndarray:
+    """SI vector (n_act,) from a {name: file-unit value} dict; unset entries from ``default``
+    (SI, e.g. the assembly estimate) or zero."""
+    out = np.zeros(mech.n_actuated) if default is None else np.array(default, dtype=float)
+    scale = actuated_scale(mech)
+    for name, v in values.items():
+        k = actuated_index(mech, name, option)
+        out[k] = v * scale[k]
+    return out
+
+
+def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], mode: str):
+    """Actuated values (n, n_act) SI along the sweep, in solve order, and ``order`` such that
+    ``path[order]`` gives the rows in output order (grids are solved in serpentine order so
+    consecutive points are neighbours, and written in plain row-major order)."""
+    if not sweeps:
+        return base[None, :].copy(), np.zeros(1, dtype=int)
+    scale = actuated_scale(mech)
+    idx = [actuated_index(mech, s.name, "--sweep") for s in sweeps]
+    if len(set(idx)) != len(idx):
+        raise AnalysisInputError("--sweep: the same variable is swept twice")
+    axes = [s.values() * scale[k] for s, k in zip(sweeps, idx)]
+    if mode == "zip":
+        n = {len(a) for a in axes}
+        if len(n) != 1:
+            raise AnalysisInputError(f"zipped sweeps need equal point counts, got {sorted(len(a) for a in axes)}")
+        path = np.tile(base, (len(axes[0]), 1))
+        for k, a in zip(idx, axes):
+            path[:, k] = a
+        return path, np.arange(len(path))
+    grids = np.meshgrid(*axes, indexing="ij")
+    shape = grids[0].shape
+    natural = np.arange(grids[0].size).reshape(shape)
+    serp = _serpentine(natural)
+    path = np.tile(base, (grids[0].size, 1))
+    for k, g in zip(idx, grids):
+        path[:, k] = g.ravel()[serp]
+    order = np.argsort(serp)
+    return path, order
+
+
+def _serpentine(natural: np.ndarray) -> np.ndarray:
+    """Flat indices of an n-D grid visited boustrophedon-style (each axis reverses direction
+    every time the axis before it steps), so consecutive entries are grid neighbours."""
+    if natural.ndim == 1:
+        return natural.ravel()
+    out = []
+    for i, sub in enumerate(natural):
+        s = _serpentine(sub)
+        out.append(s if i % 2 == 0 else s[::-1])
+    return np.concatenate(out)

@@ -1,0 +1,137 @@
+"""Inverse kinematics: a target tool pose -> every joint variable (actuated ones included),
+solved together with loop closure by damped least squares with joint limits.
+
+Task components (``mode``): ``full`` (planar x, y, angle / spatial position + SO(3) log),
+``position`` (planar x, y / spatial x, y, z), ``xy`` (x and y only, any kind). Loop-closure rows
+are weighted heavily so they are met first; a task the mechanism cannot meet exactly is solved
+in least squares and reported as UNREACHABLE with the closest pose, never as a success.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from . import transforms as tf
+from .forward import effector_pose
+from .jacobian import _point_jacobian
+from .loop_closure import constraints, length_scale
+from .mechanism import CompiledMechanism
+
+
+class IKStatus(IntEnum):
+    CONVERGED = 0
+    UNREACHABLE = 1  # least-squares minimum with a task residual above tolerance
+    NO_ASSEMBLY = 2  # loop closure itself could not be met
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """q (n_q,) SI; status; task_residual (n_task,) target minus reached (m, rad);
+    loop_residual max |loop closure|; iterations; T_reached (4, 4) the tool pose actually reached
+    (verified by forward kinematics); n_task task equations; dof mobility used; restarts."""
+
+    q: np.ndarray
+    status: IKStatus
+    task_residual: np.ndarray
+    loop_residual: float
+    iterations: int
+    T_reached: np.ndarray
+    n_task: int
+    restarts: int
+
+
+def task_rows(mech: CompiledMechanism, mode: str) -> np.ndarray:
+    """Indices into the 6-vector (dx, dy, dz, rx, ry, rz) of the task components."""
+    if mode == "xy":
+        return np.array([0, 1])
+    if mode == "position":
+        return np.array([0, 1]) if mech.planar else np.array([0, 1, 2])
+    if mode == "full":
+        return np.array([0, 1, 5]) if mech.planar else np.arange(6)
+    raise ValueError(f"mode must be full, position or xy, not {mode!r}")
+
+
+def _task(mech, q, T_target, rows):
+    """Task residual e (reached - target) and its Jacobian d e / d q for the chosen rows."""
+    ev = constraints(mech, q)
+    T = effector_pose(mech, ev.kin.T_world_link)
+    J6 = _point_jacobian(ev.kin.J_link[mech.frame_link[mech.effector_frame]], T[:3, 3])
+    phi = tf.log_so3(T_target[:3, :3].T @ T[:3, :3])
+    e = np.concatenate([T[:3, 3] - T_target[:3, 3], phi])
+    Jr = np.concatenate([J6[:3], tf.right_jacobian_inv_so3(phi) @ T[:3, :3].T @ J6[3:]])
+    if mech.planar:  # the planar angle error is phi_z exactly, its rate w_z
+        Jr[5] = J6[5]
+    return e[rows], Jr[rows], ev, T
+
+
+def solve_ik(mech: CompiledMechanism, T_target: np.ndarray, q_guess: np.ndarray, *, mode: str = "full",
+             tol: float = 1e-9, max_iter: int = 200, restarts: int = 8, seed: int = 0) -> IKResult:
+    """Solve IK from ``q_guess`` (n_q,), with seeded random restarts when the first attempt
+    stalls. ``T_target`` (4, 4) world pose of the tool frame (SI)."""
+    rows = task_rows(mech, mode)
+    best = _attempt(mech, T_target, np.asarray(q_guess, float), rows, tol, max_iter)
+    rng = np.random.default_rng(seed)
+    n_restart = 0
+    while best.status != IKStatus.CONVERGED and n_restart < restarts:
+        n_restart += 1
+        spread = np.where(mech.q_is_rotation, np.pi, 0.5 * length_scale(mech))
+        trial = _attempt(mech, T_target, q_guess + rng.uniform(-1, 1, mech.n_q) * spread, rows, tol, max_iter)
+        if (trial.status, _score(trial)) < (best.status, _score(best)):
+            best = trial
+    return IKResult(best.q, best.status, best.task_residual, best.loop_residual, best.iterations, best.T_reached,
+                    best.n_task, n_restart)
+
+
+def _score(r: IKResult) -> float:
+    return float(np.abs(r.task_residual).max(initial=0.0) + r.loop_residual)
+
+
+def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
+    """Equality-constrained Levenberg-Marquardt: each step minimises the linearised task error
+    plus damping subject to the linearised loop closure (a KKT system, solved in least squares
+    so redundant constraints are harmless). Steps that do not lower the merit are damped."""
+    L = length_scale(mech)
+    w_task = np.where(rows < 3, 1.0 / L, 1.0)
+    q = np.clip(q, mech.q_lower, mech.q_upper)
+    lam = 1e-3
+    e, Jt, ev, T = _task(mech, q, T_target, rows)
+    merit = _merit(e * w_task, ev.r, L)
+    n, c = mech.n_q, mech.n_constraints
+    it = 0
+    for it in range(1, max_iter + 1):
+        A = Jt * w_task[:, None]
+        K = np.block([[A.T @ A + lam * np.eye(n), ev.J.T], [ev.J, np.zeros((c, c))]])
+        rhs = -np.concatenate([A.T @ (e * w_task), ev.r])
+        dq = np.linalg.lstsq(K, rhs, rcond=1e-13)[0][:n]
+        q_new = np.clip(q + dq, mech.q_lower, mech.q_upper)
+        e_n, Jt_n, ev_n, T_n = _task(mech, q_new, T_target, rows)
+        merit_n = _merit(e_n * w_task, ev_n.r, L)
+        if merit_n < merit:
+            q, e, Jt, ev, T, merit = q_new, e_n, Jt_n, ev_n, T_n, merit_n
+            lam = max(lam * 0.3, 1e-12)
+        else:
+            lam *= 10.0
+        if _max(e * w_task) < tol and _loop_err(ev.r, L) < tol:
+            break
+        if lam > 1e8:
+            break
+    loop_ok = _loop_err(ev.r, L) < 1e3 * tol
+    task_ok = _max(e * w_task) < 100 * tol
+    status = IKStatus.CONVERGED if task_ok and loop_ok else (IKStatus.UNREACHABLE if loop_ok else IKStatus.NO_ASSEMBLY)
+    return IKResult(q, status, -e, _max(ev.r), it, T, len(rows), 0)
+
+
+def _loop_err(r: np.ndarray, L: float) -> float:
+    return _max(r) / max(L, 1.0)
+
+
+def _merit(task: np.ndarray, loop: np.ndarray, L: float) -> float:
+    """Task error plus a strong penalty on loop closure (for step acceptance only)."""
+    return float(task @ task) + 1e6 * float(loop @ loop) / max(L, 1.0) ** 2
+
+
+def _max(a: np.ndarray) -> float:
+    return float(np.abs(a).max(initial=0.0))

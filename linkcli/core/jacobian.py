@@ -1,0 +1,112 @@
+"""Effector Jacobians, the serial geometric Jacobian, and their metrics (batched).
+
+Rows are ordered ``(v, w)``: the linear velocity of the tool-frame origin and the angular
+velocity (planar: ``vx, vy, wz``). ``frame="base"`` expresses both in the base (world)
+frame; ``frame="effector"`` in the tool frame (the reference library's mechanism Jacobian).
+The default is ``base``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .forward import effector_pose, tree_kinematics
+from .loop_closure import constraints, length_scale, tangent_map
+from .mechanism import CompiledMechanism
+
+PLANAR_ROWS = np.array([0, 1, 5])
+
+
+def _point_jacobian(J_link: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """(..., 6, n) twist Jacobian -> (..., 6, n) of (point velocity at p, angular velocity)."""
+    v = J_link[..., :3, :] + np.cross(J_link[..., 3:, :], p[..., :, None], axisa=-2, axisb=-2, axisc=-2)
+    return np.concatenate([v, J_link[..., 3:, :]], axis=-2)
+
+
+def _express(mech: CompiledMechanism, J6: np.ndarray, T_tool: np.ndarray, frame: str) -> np.ndarray:
+    if frame == "effector":
+        Rt = np.swapaxes(T_tool[..., :3, :3], -1, -2)
+        J6 = np.concatenate([Rt @ J6[..., :3, :], Rt @ J6[..., 3:, :]], axis=-2)
+    elif frame != "base":
+        raise ValueError(f"frame must be 'base' or 'effector', not {frame!r}")
+    return J6[..., PLANAR_ROWS, :] if mech.planar else J6
+
+
+def geometric_jacobian(mech: CompiledMechanism, q: np.ndarray, frame: str = "base") -> np.ndarray:
+    """Tool-point Jacobian with respect to ALL joint variables, ignoring loop closure:
+    (..., 6, n_q) (planar (..., 3, n_q)). For a serial arm this is the classic geometric
+    Jacobian."""
+    kin = tree_kinematics(mech, q)
+    T_tool = effector_pose(mech, kin.T_world_link)
+    J6 = _point_jacobian(kin.J_link[..., mech.frame_link[mech.effector_frame], :, :], T_tool[..., :3, 3])
+    return _express(mech, J6, T_tool, frame)
+
+
+def effector_jacobian(mech: CompiledMechanism, q: np.ndarray, frame: str = "base") -> np.ndarray:
+    """Actuated rates -> tool twist at an assembled configuration ``q``: (..., 6, n_act)
+    (planar (..., 3, n_act)). Loop closure enters through the tangent map N (qdot = N qa_dot)."""
+    ev = constraints(mech, q)
+    N = tangent_map(mech, ev.J)
+    T_tool = effector_pose(mech, ev.kin.T_world_link)
+    J6 = _point_jacobian(ev.kin.J_link[..., mech.frame_link[mech.effector_frame], :, :], T_tool[..., :3, 3])
+    return _express(mech, J6 @ N, T_tool, frame)
+
+
+@dataclass(frozen=True)
+class JacobianMetrics:
+    """singular_values (..., k) descending; condition (...,) (inf when rank deficient);
+    manipulability (...,) product of singular values (Yoshikawa's sqrt(det(J J^T)))."""
+
+    singular_values: np.ndarray
+    condition: np.ndarray
+    manipulability: np.ndarray
+
+
+def jacobian_metrics(J: np.ndarray) -> JacobianMetrics:
+    """Metrics of a (..., m, n) Jacobian. Mixed units (m/s and rad/s) are used as they are."""
+    s = np.linalg.svd(J, compute_uv=False)
+    with np.errstate(divide="ignore"):
+        cond = np.where(s[..., -1] > 1e-14 * np.maximum(s[..., 0], 1e-300), s[..., 0] / s[..., -1], np.inf)
+    return JacobianMetrics(s, cond, np.prod(s, axis=-1))
+
+
+@dataclass(frozen=True)
+class MobilityReport:
+    """Mobility by counting and by rank at one configuration.
+
+    gruebler: n_q - n_constraints. rank: rank of the constraint Jacobian. mobility: n_q - rank.
+    redundant: n_constraints - rank (constraints implied by the others, e.g. a planar loop
+    modelled with spatial joints). passive_rank_deficit: how many passive directions the
+    actuated variables leave undetermined (0 for a well-actuated mechanism).
+    """
+
+    n_q: int
+    n_constraints: int
+    gruebler: int
+    rank: int
+    mobility: int
+    redundant: int
+    passive_rank_deficit: int
+    singular_values: np.ndarray
+
+
+def mobility_report(mech: CompiledMechanism, q: np.ndarray, rtol: float = 1e-9) -> MobilityReport:
+    """Rank-based mobility at configuration ``q`` (n_q,). Position rows are scaled by the
+    mechanism size so metres and radians weigh alike in the rank decision."""
+    J = constraints(mech, q).J
+    if mech.n_constraints == 0:
+        return MobilityReport(mech.n_q, 0, mech.n_q, 0, mech.n_q, 0, 0, np.zeros(0))
+    L = length_scale(mech)
+    per_loop = np.array([1 / L, 1 / L, 1.0]) if mech.planar else np.array([1 / L] * 3 + [1.0] * 3)
+    Js = J * np.tile(per_loop, mech.n_loops)[:, None]
+    s = np.linalg.svd(Js, compute_uv=False)
+    rank = int(np.sum(s > rtol * max(s.max(initial=0.0), 1.0)))
+    mask = np.ones(mech.n_q, dtype=bool)
+    mask[mech.q_actuated] = False
+    Jp = Js[:, mask]
+    sp = np.linalg.svd(Jp, compute_uv=False) if Jp.size else np.zeros(0)
+    rank_p = int(np.sum(sp > rtol * max(sp.max(initial=0.0), 1.0)))
+    return MobilityReport(mech.n_q, mech.n_constraints, mech.gruebler_mobility, rank, mech.n_q - rank,
+                          mech.n_constraints - rank, int(mask.sum()) - rank_p, s)

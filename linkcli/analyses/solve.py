@@ -76,7 +76,7 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
             qdd = joint_accelerations(mech, res.q, qd, np.broadcast_to(qdd_act, (len(path), mech.n_actuated)))
             table.add_q(mech.q_names, np.where(ok[:, None], qdd, np.nan)[o], mech.q_is_rotation, "qdd", "s^2")
     T_links = link_poses(mech, q)
-    _add_effector(table, mech, effector_pose(mech, T_links)[o])
+    _add_effector(table, mech, effector_pose(mech, T_links), o)
     _add_frames(table, mech, frames, frame_poses(mech, T_links)[o], res.q[o], qd, qdd, ok[o], o)
     for loop in fourbar_loops(mech):
         mu = np.where(ok, transmission_angle(mech, loop, res.q), np.nan)
@@ -106,12 +106,18 @@ def _output_frames(mech: CompiledMechanism, names: list[str] | None) -> list[int
     return out
 
 
-def _add_effector(table: ResultTable, mech: CompiledMechanism, T: np.ndarray) -> None:
+def _add_effector(table: ResultTable, mech: CompiledMechanism, T_path: np.ndarray, o: np.ndarray) -> None:
+    """Effector pose columns; ``T_path`` in solve order (consecutive points are neighbours,
+    so the planar angle is unwrapped along it: continuous past +-180 deg), rows in order ``o``."""
+    T = T_path[o]
     p = T[:, :3, 3]
     if mech.planar:
         table.add_length("effector", "x", p[:, 0])
         table.add_length("effector", "y", p[:, 1])
-        table.add_angle("effector", "angle", tf.planar_pose(T)[:, 2])
+        angle = tf.planar_pose(T_path)[:, 2]
+        finite = np.isfinite(angle)
+        angle[finite] = np.unwrap(angle[finite])
+        table.add_angle("effector", "angle", angle[o])
         return
     for k, axis in enumerate("xyz"):
         table.add_length("effector", axis, p[:, k])

@@ -91,7 +91,7 @@ def grashof_class(d: float, a: float, b: float, c: float, rtol: float = 1e-9) ->
 def input_range(loop: FourBarLoop) -> tuple[float, float] | None:
     """Range of the input angle theta (rad, measured from the ground line joint0 -> joint3 to the
     input line) over which the loop assembles: (theta_min, theta_max) with the range centred on
-    theta = 0 or pi as appropriate, or None when the input turns fully."""
+    theta = 0 or pi as appropriate, or None when the input turns fully (or never assembles)."""
     d, a, b, c = loop.lengths
     # |A - O4|^2 = a^2 + d^2 - 2 a d cos(theta) must lie in [(b - c)^2, (b + c)^2]
     lo, hi = (b - c) ** 2, (b + c) ** 2
@@ -101,10 +101,10 @@ def input_range(loop: FourBarLoop) -> tuple[float, float] | None:
         return None
     if cos_min > -1 and cos_max < 1:
         return None if cos_min > cos_max else (float(np.arccos(cos_max)), float(np.arccos(cos_min)))
-    if cos_min > -1:  # limited near theta = pi: |theta| <= arccos(cos_min)
+    if cos_min > -1:  # the input swings about theta = 0: |theta| <= arccos(cos_min)
         t = float(np.arccos(np.clip(cos_min, -1, 1)))
         return (-t, t)
-    t = float(np.arccos(np.clip(cos_max, -1, 1)))  # limited near 0: theta in [t, 2 pi - t]
+    t = float(np.arccos(np.clip(cos_max, -1, 1)))  # it swings about pi: theta in [t, 2 pi - t]
     return (t, 2 * np.pi - t)
 
 

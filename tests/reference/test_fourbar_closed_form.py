@@ -1,0 +1,107 @@
+"""Four-bar positions against the closed form (circle intersection, equivalent to
+Freudenstein's equation), both assembly modes, full crank revolutions, with branch keeping.
+
+Provenance: the crank-rocker 4/1/3.5/3 is the reference library's case; the closed form is
+B = intersection of the circles |B - A| = b and |B - O4| = c, A = a (cos t, sin t).
+Tolerance: the solver converges to 1e-10 relative residual; positions then agree to ~1e-9 m
+for unit-size links (the loop residual bounds the position error through a well-conditioned
+Jacobian: condition < 1e2 away from toggles). We assert 1e-8.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kin_helpers import fourbar_closed_form, fourbar_yaml, mech_from_yaml
+from linkcli.core.forward import frame_poses, link_poses
+from linkcli.core.loop_closure import Status
+from linkcli.core.planar_metrics import fourbar_loops, grashof_class, input_range, transmission_angle
+from linkcli.core.sweep import solve_sweep
+
+TOL = 1e-8
+
+
+def pin_B(mech, q):
+    return frame_poses(mech, link_poses(mech, q))[:, mech.frame_index("coupler.B"), :2, 3]
+
+
+@pytest.mark.parametrize("sign, coupler_angle", [(+1, 0.6), (-1, -0.6)])
+def test_crank_rocker_both_modes_full_revolution(sign, coupler_angle):
+    d, a, b, c = 4.0, 1.0, 3.5, 3.0
+    mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{crank_pin: 0.3, A: {coupler_angle}}}"))
+    theta = np.linspace(0.0, 2 * np.pi, 721)
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    assert np.all(res.status == Status.CONVERGED)
+    expected = fourbar_closed_form(d, a, b, c, theta, sign)
+    np.testing.assert_allclose(pin_B(mech, res.q), expected, atol=TOL)
+    # angles are continuous: the coupler joint makes one full turn back (no +-180 deg wrap)
+    assert np.abs(np.diff(res.q, axis=0)).max() < 0.1
+    assert res.q[-1, 1] - res.q[0, 1] == pytest.approx(-2 * np.pi, abs=1e-8)
+    assert res.events == ()
+
+
+def test_two_revolutions_keep_branch_past_360():
+    mech = mech_from_yaml(fourbar_yaml(4, 1, 3.5, 3, assembly="{crank_pin: 0.0, A: 0.9}"))
+    theta = np.linspace(0, 4 * np.pi, 1441)
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    np.testing.assert_allclose(pin_B(mech, res.q), fourbar_closed_form(4, 1, 3.5, 3, theta, +1), atol=TOL)
+    np.testing.assert_allclose(res.q[720], res.q[0] + [2 * np.pi, -2 * np.pi, 0, 0], atol=1e-8)
+
+
+def test_non_grashof_reports_limit_positions():
+    """Triple rocker 4/3/1.5/2 (s + l = 5.5 > p + q = 5): the input cannot turn fully; the
+    analytic range is where |A - O4| lies in [|b - c|, b + c]."""
+    d, a, b, c = 4.0, 3.0, 1.5, 2.0
+    mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly="{crank_pin: 0.5, A: -1.0}"))
+    loop = fourbar_loops(mech)[0]
+    assert grashof_class(*loop.lengths) == "triple-rocker"
+    lo, hi = input_range(loop)
+    assert (lo, hi) == pytest.approx((-1.01072, 1.01072), abs=1e-5)  # arccos((25 - 12.25) / 24)
+    theta = np.linspace(-1.5, 1.5, 301)
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    ok = res.status == Status.CONVERGED
+    inside = (theta > lo + 1e-3) & (theta < hi - 1e-3)
+    outside = (theta < lo - 1e-3) | (theta > hi + 1e-3)
+    assert ok[inside].all() and not ok[outside].any()
+    kinds = {e.kind for e in res.events}
+    assert "no_assembly" in kinds
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(s=st.floats(0.3, 1.0), gaps=st.lists(st.floats(0.05, 1.0), min_size=3, max_size=3),
+       mode=st.sampled_from([1, -1]))
+def test_random_grashof_crank_rockers(s, gaps, mode):
+    """Crank-rockers valid by construction: crank shortest, s + l < p + q (Grashof)."""
+    p, q_, l = sorted([s + g for g in np.cumsum(gaps)])
+    if s + l >= p + q_ - 1e-3:
+        l = p + q_ - s - 0.05
+        if l <= q_:
+            return
+    d, b, c = l, p, q_  # ground longest; the shortest link is the crank -> crank-rocker
+    mech = mech_from_yaml(fourbar_yaml(d, s, b, c, assembly=f"{{crank_pin: 0.0, A: {0.5 * mode}}}"))
+    assert grashof_class(*fourbar_loops(mech)[0].lengths) == "crank-rocker"
+    theta = np.linspace(0, 2 * np.pi, 361)
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    assert np.all(res.status == Status.CONVERGED)
+    B = pin_B(mech, res.q)
+    errs = [np.abs(B - fourbar_closed_form(d, s, b, c, theta, sg)).max() for sg in (1, -1)]
+    assert min(errs) < TOL * max(1, l)  # one branch, all the way round
+    assert max(errs) > 1e-3
+
+
+def test_transmission_angle_closed_form():
+    """cos(mu) = (b^2 + c^2 - |A - O4|^2) / (2 b c)."""
+    d, a, b, c = 4.0, 1.0, 3.5, 3.0
+    mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly="{crank_pin: 0.0, A: 0.6}"))
+    theta = np.linspace(0, 2 * np.pi, 73)
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    mu = transmission_angle(mech, fourbar_loops(mech)[0], res.q)
+    expected = np.arccos((b * b + c * c - (a * a + d * d - 2 * a * d * np.cos(theta))) / (2 * b * c))
+    np.testing.assert_allclose(mu, expected, atol=1e-8)
+
+
+@pytest.mark.parametrize("lengths, expected", [
+    ((4, 1, 3.5, 3), "crank-rocker"), ((1, 4, 3.5, 3), "double-crank"), ((4, 3, 1, 3.5), "double-rocker"),
+    ((4, 3, 2, 3.5), "double-rocker"), ((4, 3, 1.5, 2), "triple-rocker"), ((2, 1, 2, 1), "change-point"), ((4, 3.5, 3, 1), "rocker-crank")])
+def test_grashof_classes(lengths, expected):
+    assert grashof_class(*lengths) == expected

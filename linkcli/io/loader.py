@@ -1,0 +1,170 @@
+"""Load a mechanism file: YAML with a source map -> validated model, or every problem at once.
+
+``load_mechanism(path)`` returns a :class:`LoadedMechanism` (model, warnings, provenance) or
+raises :class:`MechanismFileError` whose diagnostics name file, line, column and key path and
+say how to fix each problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import Diagnostic, MechanismFileError
+from ..model.base import NUMBER_HINT, choices_hint, closest, keys_at, short_repr, suggest
+from ..model.checks import check
+from ..model.mechanism import Mechanism
+from .yaml_source import SourceMap, read_yaml_file
+
+NAME_RULE = "Names start with a letter or '_' and hold letters, digits, '_' or '-'"
+
+
+@dataclass(frozen=True)
+class LoadedMechanism:
+    model: Mechanism
+    path: str
+    sha256: str
+    source: SourceMap
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+    def line_of(self, *key_path: Any) -> tuple[int, int]:
+        return self.source.locate(tuple(key_path))
+
+
+def load_mechanism(path: str | os.PathLike) -> LoadedMechanism:
+    """Read, parse and validate one mechanism file."""
+    path = str(path)
+    data, smap = read_yaml_file(path)
+    with open(path, "rb") as fh:
+        sha = hashlib.sha256(fh.read()).hexdigest()
+    return validate_document(data, smap, path, sha)
+
+
+def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
+                      model_cls: type[BaseModel] = Mechanism) -> LoadedMechanism:
+    """Validate parsed YAML against the model and the semantic checks."""
+    kind = data.get("kind", "planar") if isinstance(data, dict) else "planar"
+    try:
+        model = model_cls.model_validate(data, context={"kind": kind})
+    except ValidationError as exc:
+        raise MechanismFileError(pydantic_diagnostics(exc, data, smap, path, model_cls)) from None
+    problems = check(model) if isinstance(model, Mechanism) else []
+    diags = [_diag(path, smap, p.path, p.message, p.hint, p.severity) for p in problems]
+    errors = [d for d in diags if d.severity == "error"]
+    if errors:
+        raise MechanismFileError(errors)
+    return LoadedMechanism(model, path, sha256, smap, [d for d in diags if d.severity == "warning"])
+
+
+def _diag(path: str, smap: SourceMap, key_path: tuple, message: str, hint: str = "",
+          severity: str = "error") -> Diagnostic:
+    line, col = smap.locate(tuple(key_path))
+    return Diagnostic(path, line, col, tuple(key_path), message, hint, severity)  # type: ignore[arg-type]
+
+
+def clean_loc(loc: tuple, data: Any, missing: bool = False) -> tuple:
+    """Key path in the file of a pydantic error location: drop pydantic's entries that are not
+    keys of ``data`` (union members such as 'LinearSpring', tags, '[key]'). A final key that
+    is not in ``data`` is kept when it names what is ``missing`` (a required key to add)."""
+    out: list = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif missing and isinstance(node, dict) and isinstance(part, str) and i == len(loc) - 1:
+            out.append(part)
+    return tuple(out)
+
+
+def describe(err: dict, loc: tuple, model_cls: type[BaseModel]) -> tuple[str, str]:
+    """(message, hint) for one pydantic error dict whose key path in the file is ``loc``."""
+    typ, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+    key = next((p for p in reversed(loc) if isinstance(p, str)), "")
+    if typ == "linkcli":
+        return err["msg"], ctx.get("hint", "")
+    if typ == "missing":
+        return f"missing required key '{key}'", f"Add `{key}: ...` here."
+    if typ == "extra_forbidden":
+        allowed = keys_at(model_cls, loc[:-1])
+        return f"unknown key '{key}'", suggest(key, allowed) or f"Allowed keys here: {', '.join(allowed)}."
+    if typ in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
+        want = "a whole number" if typ.startswith("int") else "a number"
+        return f"expected {want}, got {short_repr(value)}", NUMBER_HINT
+    if typ == "finite_number":
+        return f"expected a finite number, got {short_repr(value)}", "inf and nan are not allowed here."
+    if typ in ("bool_type", "bool_parsing"):
+        return f"expected true or false, got {short_repr(value)}", "Write true or false (yes/no/on/off are text)."
+    if typ in ("string_type",):
+        return f"expected text, got {short_repr(value)}", ""
+    if typ == "string_pattern_mismatch":
+        if "\\." in ctx.get("pattern", ""):
+            return f"{short_repr(value)} is not a reference", "Write `link` or `link.frame`. " + NAME_RULE + "."
+        return f"{short_repr(value)} is not a valid name", NAME_RULE + "."
+    if typ == "string_too_short":
+        return "must not be empty", ""
+    if typ == "literal_error":
+        expected = ctx.get("expected", "")
+        options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+        close = suggest(str(value), options)
+        return f"{short_repr(value)} is not allowed", f"Use one of {expected}." + (f" {close}" if close else "")
+    if typ in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        word = "negative" if bound == 0 and typ == "greater_than_equal" else f"not > {bound:g}"
+        return f"{short_repr(value)} is {word}", f"The value must be {'>=' if typ.endswith('equal') else '>'} {bound:g}."
+    if typ in ("dict_type", "model_type", "model_attributes_type"):
+        return f"expected a mapping (key: value lines), got {short_repr(value)}", ""
+    if typ == "list_type":
+        return f"expected a list such as [1, 2], got {short_repr(value)}", ""
+    if typ == "too_short":
+        return "list is too short", err["msg"] + "."
+    if typ == "union_tag_invalid":
+        tags = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",")]
+        close = suggest(str(ctx.get("tag")), tags)
+        return f"unknown type '{ctx.get('tag')}'", f"Use one of {', '.join(tags)}." + (f" {close}" if close else "")
+    if typ == "union_tag_not_found":
+        return "missing required key 'type'", "Add `type: ...` here."
+    return err["msg"], ""
+
+
+def pydantic_diagnostics(exc: ValidationError, data: Any, smap: SourceMap, path: str,
+                         model_cls: type[BaseModel] = Mechanism) -> list[Diagnostic]:
+    """One diagnostic per distinct location (unions report every member; keep the first).
+
+    A missing required key is not reported when an unknown key next to it is its misspelling
+    (``nmae:`` reports "unknown key 'nmae'. Did you mean 'name'?" only)."""
+    out: dict[tuple, Diagnostic] = {}
+    misspelt: set[tuple] = set()  # paths of required keys that an unknown key misspells
+    for err in exc.errors():
+        typ = err["type"]
+        missing = typ in ("missing", "union_tag_not_found")
+        loc = tuple(err["loc"]) + tuple((err.get("ctx") or {}).get("sub", ()))
+        if typ == "union_tag_not_found":
+            loc += ("type",)
+        loc = clean_loc(loc, data, missing=missing)
+        if typ == "union_tag_invalid" and "type" in _node(data, loc):
+            loc += ("type",)
+        if loc in out:
+            continue
+        if typ == "extra_forbidden":
+            misspelt.add(loc[:-1] + (closest(loc[-1], keys_at(model_cls, loc[:-1])),))
+        message, hint = describe(err, loc, model_cls)
+        line, col = smap.locate(loc[:-1] if missing else loc)
+        out[loc] = Diagnostic(path, line, col, loc, message, hint)
+    return [d for loc, d in out.items() if loc not in misspelt]
+
+
+def _node(data: Any, loc: tuple) -> Any:
+    for part in loc:
+        data = data[part]
+    return data if isinstance(data, dict) else {}
+
+
+__all__ = ["LoadedMechanism", "load_mechanism", "validate_document", "choices_hint"]

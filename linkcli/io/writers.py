@@ -1,0 +1,246 @@
+"""Write :class:`~linkcli.results.ResultTable` objects to CSV or JSON, atomically.
+
+* :func:`write_table` picks the format from the extension (``.csv``, ``.json``) or ``format=``,
+  writes a temporary file in the target's directory, flushes and fsyncs it, then ``os.replace``s
+  it over the target: readers see the old file or the complete new one, never a partial file.
+  On any exception (including KeyboardInterrupt) the temporary file is removed and an existing
+  target is left untouched.
+* :func:`dump_table` writes the same text to an open stream (stdout for ``--format csv|json``).
+* :func:`atomic_write_text` is the atomic primitive, for other outputs (schemas, reports).
+
+CSV layout: one header line (``entity.quantity [unit]``), then one line per row. Floats are
+written with Python's shortest round-trip repr (``0.1``, ``1e-12``; reading them back gives the
+identical float64); NaN is ``nan`` and infinities ``inf``/``-inf``; bools ``true``/``false``;
+text is quoted only when it holds a comma, quote or line break (RFC 4180). No metadata (use JSON).
+
+JSON layout (columnar, one array per column)::
+
+    {
+      "format": "linkcli.table/1",
+      "metadata": {"linkcli_version": ..., "file": ..., "file_sha256": ..., "units": {...}, ...},
+      "n_rows": 3,
+      "columns": [{"name": "coupler.P.x [m]", "entity": "coupler.P", "quantity": "x",
+                   "unit": "m", "type": "float"}, ...],
+      "data": {"coupler.P.x [m]": [1.0, null, 2.5], ...}
+    }
+
+Non-finite floats (NaN, +-inf) are ``null`` in ``data`` (JSON has no such numbers).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from typing import IO, Any, Callable
+
+import numpy as np
+
+from linkcli.errors import LinkcliError
+from linkcli.results import ResultTable, json_safe
+
+FORMATS = ("csv", "json")
+EXTENSIONS = {".csv": "csv", ".json": "json"}
+JSON_FORMAT_ID = "linkcli.table/1"
+_CHUNK_ROWS = 20_000  # rows formatted per write() in CSV
+
+
+class OutputError(LinkcliError):
+    """An output cannot be written (unknown format, missing directory, permission ...). The
+    message names the path and says what to do; the CLI exits with code 2."""
+
+
+# -- format selection -----------------------------------------------------------------------------
+def format_for(path: str | os.PathLike, format: str | None = None) -> str:
+    """``csv`` or ``json`` from ``format`` (if given) or the file extension."""
+    if format is not None:
+        fmt = str(format).lower().lstrip(".")
+        if fmt not in FORMATS:
+            raise OutputError(f"unknown output format '{format}'; use one of: {', '.join(FORMATS)}")
+        return fmt
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in EXTENSIONS:
+        shown = f"'{ext}'" if ext else "no extension"
+        raise OutputError(f"cannot tell the output format of '{os.fspath(path)}' ({shown}); "
+                          f"name the file .csv or .json, or give --format csv|json")
+    return EXTENSIONS[ext]
+
+
+# -- public API -------------------------------------------------------------------------------------
+def write_table(table: ResultTable, path: str | os.PathLike, format: str | None = None) -> str:
+    """Write ``table`` to ``path`` atomically as CSV or JSON (by extension unless ``format``).
+    Returns the format written. Raises :class:`OutputError` for an unknown format or an OS
+    error (the previous file, if any, is then unchanged)."""
+    fmt = format_for(path, format)
+    atomic_write(path, lambda fh: dump_table(table, fh, fmt))
+    return fmt
+
+
+def dump_table(table: ResultTable, stream: IO[str], format: str = "csv") -> None:
+    """Write ``table`` as ``csv`` or ``json`` text to an open text stream."""
+    fmt = format_for("", format)
+    if fmt == "csv":
+        _write_csv(table, stream)
+    else:
+        _write_json(table, stream)
+
+
+def table_to_string(table: ResultTable, format: str = "csv") -> str:
+    buf = io.StringIO()
+    dump_table(table, buf, format)
+    return buf.getvalue()
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    atomic_write(path, lambda fh: fh.write(text))
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -> None:
+    """Call ``write(fh)`` on a temporary text file next to ``path``, fsync it and rename it
+    over ``path``. On any exception the temporary file is removed and ``path`` is unchanged."""
+    target = os.path.abspath(os.fspath(path))
+    directory = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise OutputError(f"cannot write '{os.fspath(path)}': it is a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    except FileNotFoundError:
+        raise OutputError(f"cannot write '{os.fspath(path)}': directory '{directory}' does not exist; "
+                          "create it first") from None
+    except OSError as exc:
+        raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from exc
+        raise
+    _fsync_directory(directory)
+
+
+def _mode_for(target: str) -> int:
+    """Permissions of the file being replaced, else the usual 0o666 minus the umask
+    (mkstemp creates files 0o600)."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make the rename durable (POSIX); silently skipped where directories cannot be opened."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+# -- CSV ----------------------------------------------------------------------------------------------
+def _csv_quote(text: str) -> str:
+    if any(ch in text for ch in ',"\r\n') or text != text.strip():
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _csv_cells(values: np.ndarray, kind: str, start: int, stop: int) -> list:
+    """Python objects whose str() is the CSV cell: float repr is the shortest round-trip text."""
+    chunk = values[start:stop]
+    if kind == "bool":
+        return np.where(chunk, "true", "false").tolist()
+    if kind == "str":
+        uniq, inverse = np.unique(chunk, return_inverse=True)
+        quoted = np.asarray([_csv_quote(u) for u in uniq.tolist()] or [""], dtype=object)
+        return quoted[inverse.reshape(-1)].tolist() if len(chunk) else []
+    return chunk.tolist()
+
+
+def _write_csv(table: ResultTable, fh: IO[str]) -> None:
+    cols = table.columns
+    fh.write(",".join(_csv_quote(c.header) for c in cols) + "\n")
+    if not cols:
+        return
+    row_format = ",".join(["%s"] * len(cols)) + "\n"
+    kinds = [c.kind for c in cols]
+    for start in range(0, table.n, _CHUNK_ROWS):
+        stop = min(start + _CHUNK_ROWS, table.n)
+        cells = [_csv_cells(c.values, k, start, stop) for c, k in zip(cols, kinds)]
+        fh.write("".join(map(row_format.__mod__, zip(*cells))))
+
+
+# -- JSON ---------------------------------------------------------------------------------------------
+def _json_values(values: np.ndarray, kind: str) -> list:
+    if kind == "float":
+        bad = ~np.isfinite(values)
+        if bad.any():
+            obj = values.astype(object)
+            obj[bad] = None
+            return obj.tolist()
+    return values.tolist()
+
+
+def _write_json(table: ResultTable, fh: IO[str]) -> None:
+    """Metadata and column descriptions indented; each data column on one line."""
+    columns = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
+               for c in table.columns]
+
+    def block(value: Any) -> str:
+        return json.dumps(json_safe(value), indent=2, allow_nan=False, ensure_ascii=False).replace("\n", "\n  ")
+
+    fh.write("{\n")
+    fh.write(f'  "format": "{JSON_FORMAT_ID}",\n')
+    fh.write(f'  "metadata": {block(table.metadata)},\n')
+    fh.write(f'  "n_rows": {table.n},\n')
+    fh.write('  "columns": [' + ",".join("\n    " + json.dumps(c, ensure_ascii=False) for c in columns)
+             + ("\n  ],\n" if columns else "],\n"))
+    fh.write('  "data": {')
+    for i, c in enumerate(table.columns):
+        values = json.dumps(_json_values(c.values, c.kind), allow_nan=False, ensure_ascii=False)
+        fh.write(("," if i else "") + f"\n    {json.dumps(c.header, ensure_ascii=False)}: {values}")
+    fh.write("\n  }\n}\n" if table.columns else "}\n}\n")
+
+
+def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
+    """Read a table written by :func:`write_table` as JSON (nulls in float columns -> NaN)."""
+    if hasattr(path_or_stream, "read"):
+        doc = json.load(path_or_stream)  # type: ignore[arg-type]
+    else:
+        with open(path_or_stream, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    if doc.get("format") != JSON_FORMAT_ID:
+        raise ValueError(f"not a linkcli table (format {doc.get('format')!r})")
+    table = ResultTable(doc["n_rows"], metadata=doc.get("metadata") or {})
+    for col in doc["columns"]:
+        raw = doc["data"][col["name"]]
+        if col["type"] == "float":
+            values = np.array([np.nan if v is None else v for v in raw], dtype=float)
+        elif col["type"] == "int":
+            values = np.array(raw, dtype=np.int64)
+        elif col["type"] == "bool":
+            values = np.array(raw, dtype=bool)
+        else:
+            values = np.array(raw, dtype=str)
+        table.add(col["entity"], col["quantity"], col["unit"], values)
+    return table
+
+
+__all__ = ["OutputError", "FORMATS", "format_for", "write_table", "dump_table", "table_to_string",
+           "atomic_write", "atomic_write_text", "read_table_json"]

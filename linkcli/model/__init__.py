@@ -1,0 +1,1 @@
+"""The mechanism file format: pydantic models (types and shapes) and semantic checks."""

@@ -1,0 +1,452 @@
+"""Semantic checks of a validated :class:`Mechanism` that need the whole file: vector sizes for
+the file's kind, names and references, planar geometry, mass properties, topology.
+
+Each problem is a :class:`Problem` (key path, message, hint, severity); the loader attaches
+file, line and column. Nothing here raises for bad input.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+import numpy as np
+
+from .base import choices_hint
+from .mechanism import DHRow, Frame, Joint, Mechanism
+
+PLANAR_JOINTS = ("fixed", "revolute", "prismatic", "planar")
+JOINT_NVARS = {"fixed": 0, "revolute": 1, "prismatic": 1, "cylindrical": 2, "universal": 2,
+               "spherical": 3, "planar": 3}
+DRIVER_PARAMS = {"constant": ("value",), "constant_speed": ("speed",), "ramp": ("end", "t_end"),
+                 "harmonic": ("amplitude", "frequency"), "table": ("t", "values")}
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: tuple
+    message: str
+    hint: str = ""
+    severity: Literal["error", "warning"] = "error"
+
+
+def variable_names(joint_name: str, joint_type: str) -> list[str]:
+    """Names of a joint's variables: the joint name for 1 variable, ``J.q1 ...`` for more."""
+    n = JOINT_NVARS[joint_type]
+    return [joint_name] if n == 1 else [f"{joint_name}.q{i + 1}" for i in range(n)]
+
+
+def dh_link_name(row: DHRow, i: int) -> str:
+    return row.name or f"link{i + 1}"
+
+
+def dh_joint_name(row: DHRow, i: int) -> str:
+    return row.joint_name or f"joint{i + 1}"
+
+
+def all_links(m: Mechanism) -> dict[str, set[str]]:
+    """Every link (file links and DH rows) with the set of its frame names."""
+    links = {name: set(link.frames) for name, link in m.links.items()}
+    if m.serial:
+        for i, row in enumerate(m.serial.rows):
+            links.setdefault(dh_link_name(row, i), set()).update({"origin", "joint", *row.frames})
+    return links
+
+
+def all_joints(m: Mechanism) -> dict[str, tuple[str, bool, tuple]]:
+    """Every joint name -> (type, actuated, key path of its definition)."""
+    joints = {name: (j.type, j.actuated, ("joints", name)) for name, j in m.joints.items()}
+    if m.serial:
+        for i, row in enumerate(m.serial.rows):
+            joints.setdefault(dh_joint_name(row, i), (row.type, row.actuated, ("serial", "rows", i)))
+    return joints
+
+
+class Checker:
+    def __init__(self, m: Mechanism) -> None:
+        self.m = m
+        self.planar = m.kind == "planar"
+        self.dim = 2 if self.planar else 3
+        self.links = all_links(m)
+        self.joints = all_joints(m)
+        self.problems: list[Problem] = []
+        self.refs: list[tuple[tuple, str]] = []  # (key path, link) of every valid link reference
+
+    def error(self, path: tuple, message: str, hint: str = "") -> None:
+        self.problems.append(Problem(tuple(path), message, hint))
+
+    def warn(self, path: tuple, message: str, hint: str = "") -> None:
+        self.problems.append(Problem(tuple(path), message, hint, "warning"))
+
+    # -- helpers ---------------------------------------------------------------------------
+    def vector(self, path: tuple, v: list[float] | None, what: str, size: int | None = None) -> None:
+        size = size or self.dim
+        if v is not None and len(v) != size:
+            axes = "[x, y]" if size == 2 else "[x, y, z]"
+            self.error(path, f"{what} needs {size} numbers for a {self.m.kind} mechanism, got {len(v)}",
+                       f"Write it as {axes}." if size in (2, 3) else "")
+
+    def frame_ref(self, path: tuple, ref: str, kind: str = "frame") -> None:
+        link, _, frame = ref.partition(".")
+        if link in self.links:
+            self.refs.append((path, link))
+        if link not in self.links:
+            self.error(path, f"unknown link '{link}'", choices_hint("links", link, self.links))
+        elif frame and frame not in self.links[link]:
+            self.error(path, f"link '{link}' has no frame '{frame}'",
+                       choices_hint(f"frames of {link}", frame, sorted(self.links[link])))
+
+    def joint_ref(self, path: tuple, name: str) -> tuple[str, bool] | None:
+        if name not in self.joints:
+            self.error(path, f"unknown joint '{name}'", choices_hint("joints", name, self.joints))
+            return None
+        return self.joints[name][:2]
+
+    # -- sections --------------------------------------------------------------------------
+    def frame(self, path: tuple, f: Frame) -> None:
+        if self.planar:
+            if len(f.origin) == 3:
+                self.error(path + ("origin",), "frame leaves the plane of a planar mechanism",
+                           "Give [x, y] (or [x, y, angle] as a list), or set kind: spatial.")
+            else:
+                self.vector(path + ("origin",), f.origin, "origin")
+            for key in ("rpy", "axis_angle", "rotation"):
+                if getattr(f, key) is not None:
+                    self.error(path + (key,), f"'{key}' rotates out of the plane",
+                               "Planar frames take `angle` (about z); or set kind: spatial.")
+            return
+        if f.origin or f.angle is None:
+            self.vector(path + ("origin",), f.origin, "origin")
+        if f.angle is not None:
+            self.error(path + ("angle",), "'angle' alone is ambiguous in a spatial mechanism",
+                       "Use rpy: [roll, pitch, yaw] or axis_angle: {axis: [x, y, z], angle: a}.")
+        if f.rpy is not None:
+            self.vector(path + ("rpy",), f.rpy, "rpy", 3)
+        if f.axis_angle is not None:
+            self.vector(path + ("axis_angle", "axis"), f.axis_angle.axis, "axis", 3)
+            if len(f.axis_angle.axis) == 3 and not np.any(f.axis_angle.axis):
+                self.error(path + ("axis_angle", "axis"), "axis is the zero vector", "Give a nonzero axis.")
+        if f.rotation is not None:
+            R = np.array(f.rotation, dtype=float) if all(len(r) == 3 for r in f.rotation) else None
+            if R is None or R.shape != (3, 3):
+                self.error(path + ("rotation",), "rotation must be a 3x3 matrix (3 rows of 3 numbers)")
+            elif not (np.allclose(R @ R.T, np.eye(3), atol=1e-6) and np.linalg.det(R) > 0):
+                self.error(path + ("rotation",), "rotation is not a proper rotation matrix "
+                           f"(orthonormality error {np.abs(R @ R.T - np.eye(3)).max():.2g}, det {np.linalg.det(R):.4g})",
+                           "Give 6+ significant digits, or use rpy.")
+
+    def mass_properties(self, path: tuple, mass, cg, inertia) -> None:
+        if cg is not None:
+            self.vector(path + ("cg",), cg, "cg")
+        if inertia is None:
+            return
+        I = inertia_matrix(inertia, self.planar)
+        if I is None:
+            form = "one number (Izz about the CG)" if self.planar else \
+                "[Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 matrix"
+            self.error(path + ("inertia",), "inertia has the wrong shape", f"Give {form}.")
+            return
+        if not np.allclose(I, I.T, atol=1e-9 * max(1.0, np.abs(I).max())):
+            self.error(path + ("inertia",), "inertia matrix is not symmetric", "Make Ixy = Iyx etc.")
+            return
+        eig = np.linalg.eigvalsh(I)
+        tol = 1e-9 * max(1.0, eig.max())
+        if eig.min() < -tol:
+            self.error(path + ("inertia",), f"inertia has a negative principal moment ({eig.min():.4g})",
+                       "Moments of inertia are >= 0; check signs of products of inertia.")
+        elif not self.planar and (eig[0] + eig[1] < eig[2] - tol):
+            self.error(path + ("inertia",), "principal moments violate the triangle inequality "
+                       f"({eig[0]:.4g} + {eig[1]:.4g} < {eig[2]:.4g})",
+                       "No rigid body has these moments; check the values.")
+
+    def links_section(self) -> None:
+        for name, link in self.m.links.items():
+            path = ("links", name)
+            for fname, f in link.frames.items():
+                self.frame(path + ("frames", fname), f)
+            self.mass_properties(path, link.mass, link.cg, link.inertia)
+            if link.shape is not None:
+                if link.mass is not None or link.inertia is not None:
+                    self.error(path + ("shape",), "shape computes mass and inertia; they are also given",
+                               "Remove mass/inertia, or remove shape.")
+                shape = link.shape
+                if shape.type == "rod":
+                    if (shape.between is None) == (shape.length is None):
+                        self.error(path + ("shape",), "a rod needs either `between: [frame, frame]` or `length`")
+                    elif shape.between is not None:
+                        for k, fr in enumerate(shape.between):
+                            if fr not in link.frames:
+                                self.error(path + ("shape", "between", k), f"link '{name}' has no frame '{fr}'",
+                                           choices_hint(f"frames of {name}", fr, link.frames))
+                        if len(shape.between) != 2:
+                            self.error(path + ("shape", "between"), "a rod runs between exactly 2 frames")
+                if shape.type == "box":
+                    self.vector(path + ("shape", "size"), shape.size, "size")
+                if getattr(shape, "center", None) is not None:
+                    self.vector(path + ("shape", "center"), shape.center, "center")
+
+    def joints_section(self) -> None:
+        for name, j in self.m.joints.items():
+            path = ("joints", name)
+            self.frame_ref(path + ("parent",), j.parent)
+            self.frame_ref(path + ("child",), j.child)
+            if j.parent.split(".")[0] == j.child.split(".")[0]:
+                self.error(path + ("child",), f"joint connects link '{j.child.split('.')[0]}' to itself",
+                           "Parent and child must be different links.")
+            if self.planar and j.type not in PLANAR_JOINTS:
+                self.error(path + ("type",), f"a {j.type} joint does not keep motion in the plane",
+                           f"Planar mechanisms take {', '.join(PLANAR_JOINTS)} joints; or set kind: spatial.")
+            self.joint_axis(path, j)
+            self.limits(path + ("limits",), j.limits, JOINT_NVARS[j.type])
+
+    def joint_axis(self, path: tuple, j: Joint) -> None:
+        if j.axis is None:
+            return
+        if j.type not in ("revolute", "prismatic", "cylindrical"):
+            self.error(path + ("axis",), f"a {j.type} joint takes no axis",
+                       "Orient the joint frames instead (universal: x then y; spherical: z-y-x).")
+            return
+        a = np.array(j.axis, dtype=float)
+        if self.planar:
+            if j.type == "revolute":
+                if len(a) != 3 or abs(a[0]) + abs(a[1]) > 1e-12 or a[2] == 0:
+                    self.error(path + ("axis",), "revolute axis is not normal to the plane",
+                               "Planar revolute joints turn about z: remove `axis` (or give [0, 0, 1]).")
+                return
+            if len(a) == 3 and a[2] != 0:
+                self.error(path + ("axis",), "prismatic axis leaves the plane",
+                           "Give an in-plane direction [x, y].")
+                return
+            if len(a) not in (2, 3):
+                self.vector(path + ("axis",), j.axis, "axis")
+                return
+        else:
+            self.vector(path + ("axis",), j.axis, "axis", 3)
+        if len(a) in (2, 3) and not np.any(a):
+            self.error(path + ("axis",), "axis is the zero vector", "Give a nonzero direction.")
+
+    def limits(self, path: tuple, limits, nvars: int) -> None:
+        if limits is None:
+            return
+        pairs = limits if limits and isinstance(limits[0], list) else [limits]
+        ok = len(pairs) == nvars and all(
+            isinstance(p, list) and len(p) == 2
+            and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in p)
+            for p in pairs)
+        if not ok:
+            form = "[lower, upper]" if nvars == 1 else f"{nvars} pairs [[lower, upper], ...]"
+            self.error(path, "limits have the wrong shape", f"Give {form}; null for no bound.")
+            return
+        for k, (lo, hi) in enumerate(pairs):
+            if lo is not None and hi is not None and lo > hi:
+                self.error(path, f"lower limit {lo} is above upper limit {hi}", "Swap them.")
+
+    def serial_section(self) -> None:
+        s = self.m.serial
+        if s is None:
+            return
+        if s.attach:
+            if s.attach.partition(".")[0] in self.m.links:
+                self.frame_ref(("serial", "attach"), s.attach)
+            else:
+                link = s.attach.partition(".")[0]
+                self.error(("serial", "attach"), f"unknown link '{link}'",
+                           choices_hint("links under `links:`", link, self.m.links))
+        if s.base_transform is not None:
+            self.frame(("serial", "base_transform"), s.base_transform)
+        if self.planar and any(r.alpha != 0 for r in s.rows):
+            k = next(i for i, r in enumerate(s.rows) if r.alpha != 0)
+            self.error(("serial", "rows", k, "alpha"), "a nonzero twist takes the chain out of the plane",
+                       "Set alpha: 0, or kind: spatial.")
+        seen_links, seen_joints = set(self.m.links), set(self.m.joints)
+        for i, row in enumerate(s.rows):
+            path = ("serial", "rows", i)
+            ln, jn = dh_link_name(row, i), dh_joint_name(row, i)
+            if ln in seen_links:
+                self.error(path + ("name",), f"link name '{ln}' is already used", "Give the row a unique `name`.")
+            if jn in seen_joints:
+                self.error(path + ("joint_name",), f"joint name '{jn}' is already used",
+                           "Give the row a unique `joint_name`.")
+            seen_links.add(ln)
+            seen_joints.add(jn)
+            for fname, f in row.frames.items():
+                self.frame(path + ("frames", fname), f)
+            self.mass_properties(path, row.mass, row.cg, row.inertia)
+            self.limits(path + ("limits",), row.limits, 1)
+
+    def references(self) -> None:
+        m = self.m
+        if m.base not in m.links:
+            hint = choices_hint("links", m.base, m.links)
+            if m.base in self.links:  # a DH row's link
+                hint = "The base must be a link under `links:` (the serial chain attaches to it)."
+            self.error(("base",), f"unknown link '{m.base}'", hint)
+        if m.effector is not None:
+            self.frame_ref(("effector",), m.effector)
+        if m.tool is not None:
+            self.frame(("tool",), m.tool)
+        if m.gravity is not None:
+            self.vector(("gravity",), m.gravity, "gravity")
+        for group in ("springs", "dampers"):
+            for name, e in getattr(m, group).items():
+                path = (group, name)
+                if e.type == "linear":
+                    if len(e.between) != 2:
+                        self.error(path + ("between",), f"a linear {group[:-1]} joins exactly 2 points",
+                                   "Write between: [link.frame, link.frame].")
+                    for k, ref in enumerate(e.between):
+                        self.frame_ref(path + ("between", k), ref)
+                else:
+                    info = self.joint_ref(path + ("joint",), e.joint)
+                    if info and info[0] != "revolute":
+                        self.error(path + ("joint",), f"joint '{e.joint}' is {info[0]}; torsional elements act on revolute joints")
+        for name, load in m.loads.items():
+            path = ("loads", name)
+            self.frame_ref(path + ("link",), load.link)
+            if load.force is None and load.torque is None:
+                self.error(path, "load has neither force nor torque", "Give force: [...] and/or torque.")
+            if load.force is not None:
+                self.vector(path + ("force",), load.force, "force")
+            if load.torque is not None:
+                if self.planar and isinstance(load.torque, list):
+                    self.error(path + ("torque",), "a planar torque is one number (about z)")
+                elif not self.planar and not isinstance(load.torque, list):
+                    self.error(path + ("torque",), "a spatial torque is a vector [tx, ty, tz]")
+                elif isinstance(load.torque, list):
+                    self.vector(path + ("torque",), load.torque, "torque", 3)
+        self.drivers()
+        self.variables()
+
+    def drivers(self) -> None:
+        driven = {}
+        for name, d in self.m.drivers.items():
+            path = ("drivers", name)
+            info = self.joint_ref(path + ("joint",), d.joint)
+            if info:
+                jtype, actuated = info
+                if jtype not in ("revolute", "prismatic"):
+                    self.error(path + ("joint",), f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}")
+                elif not actuated:
+                    self.error(path + ("joint",), f"joint '{d.joint}' is not actuated",
+                               f"Add `actuated: true` to joint {d.joint}.")
+                if d.joint in driven:
+                    self.error(path + ("joint",), f"joint '{d.joint}' already has driver '{driven[d.joint]}'",
+                               "One driver per joint.")
+                driven[d.joint] = name
+            for key in DRIVER_PARAMS[d.type]:
+                if getattr(d, key) is None:  # reported at the driver, named by its path
+                    self.error(path + (key,), f"a {d.type} driver needs `{key}`",
+                               f"Add {key}: ... (a {d.type} driver takes {', '.join(DRIVER_PARAMS[d.type])}).")
+            if d.type == "table" and d.t is not None and d.values is not None:
+                if len(d.t) != len(d.values) or len(d.t) < 2:
+                    self.error(path + ("values",), "a table needs as many values as times, at least 2")
+                elif np.any(np.diff(d.t) <= 0):
+                    self.error(path + ("t",), "table times must increase strictly")
+            if d.type == "ramp" and d.t_end is not None and d.t_end <= d.t_start:
+                self.error(path + ("t_end",), "ramp ends before it starts", "Make t_end > t_start.")
+
+    def variables(self) -> None:
+        names: dict[str, bool] = {}
+        for jn, (jtype, actuated, _) in self.joints.items():
+            for v in variable_names(jn, jtype):
+                names[v] = actuated
+        for key, value in self.m.assembly.items():
+            if isinstance(value, list) and key in self.joints:
+                n = JOINT_NVARS[self.joints[key][0]]
+                if len(value) != n:
+                    self.error(("assembly", key), f"joint '{key}' has {n} variable{'s' * (n != 1)}, "
+                               f"got {len(value)} values",
+                               f"Give {n} value{'s' * (n != 1)}" + (f" [{', '.join(variable_names(key, self.joints[key][0]))}]."
+                                                                      if n > 1 else "."))
+            elif key not in names:
+                self.error(("assembly", key), f"unknown joint variable '{key}'",
+                           choices_hint("variables", key, names))
+            elif isinstance(value, list):
+                self.error(("assembly", key), f"variable '{key}' takes one number, got a list",
+                           f"Write {key}: <value>.")
+        actuated = [v for v, a in names.items() if a]
+        solve, sim = self.m.analysis.solve, self.m.analysis.simulate
+        for section, block in (("solve", solve), ("simulate", sim)):
+            if block is None:
+                continue
+            for field in ("set", "sweep", "rates", "accelerations"):
+                for key in getattr(block, field, {}) or {}:
+                    if key not in actuated:
+                        self.error(("analysis", section, field, key), f"'{key}' is not an actuated variable",
+                                   choices_hint("actuated variables", key, actuated))
+        if solve is not None:
+            for k, ref in enumerate(solve.output_frames or []):
+                self.frame_ref(("analysis", "solve", "output_frames", k), ref)
+            for key, r in solve.sweep.items():
+                if r.step is None and r.num is None:
+                    self.error(("analysis", "solve", "sweep", key), "a sweep needs a step or a number of points",
+                               "Add step: <spacing> or num: <points> (e.g. from: 0, to: 360, step: 1).")
+                elif r.step is not None and r.num is not None:
+                    self.error(("analysis", "solve", "sweep", key, "num"), "a sweep takes step or num, not both",
+                               "Remove step or num.")
+
+    def topology(self) -> None:
+        """Links reachable from the base through joints; loose links are errors or warnings."""
+        adj: dict[str, set[str]] = defaultdict(set)
+        edges = [(j.parent.split(".")[0], j.child.split(".")[0]) for j in self.m.joints.values()]
+        if self.m.serial:
+            prev = (self.m.serial.attach or self.m.base).split(".")[0]
+            for i, row in enumerate(self.m.serial.rows):
+                edges.append((prev, dh_link_name(row, i)))
+                prev = dh_link_name(row, i)
+        for a, b in edges:
+            adj[a].add(b)
+            adj[b].add(a)
+        if self.m.base not in self.m.links:
+            return
+        seen, todo = {self.m.base}, deque([self.m.base])
+        while todo:
+            for nxt in adj[todo.popleft()] - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        for name in self.m.links:
+            if name in seen:
+                continue
+            if not adj[name]:
+                self.warn(("links", name), f"link '{name}' has no joints; it is ignored",
+                          "Connect it with a joint or remove it.")
+                for path, link in self.refs:
+                    if link == name:
+                        self.error(path, f"link '{name}' is not part of the mechanism (it has no joints)",
+                                   "Connect it with a joint, or refer to a connected link.")
+            else:
+                self.error(("links", name), f"link '{name}' is not connected to the base '{self.m.base}'",
+                           "Add a joint that connects this group of links to the rest of the mechanism.")
+
+    def run(self) -> list[Problem]:
+        self.links_section()
+        self.joints_section()
+        self.serial_section()
+        self.references()
+        self.topology()
+        return self.problems
+
+
+def check(m: Mechanism) -> list[Problem]:
+    """All semantic problems of a mechanism (errors and warnings)."""
+    return Checker(m).run()
+
+
+def inertia_matrix(inertia, planar: bool) -> np.ndarray | None:
+    """3x3 inertia (about the CG, link axes) from any accepted form, None when malformed.
+    Planar: one number Izz (others zero)."""
+    if isinstance(inertia, (int, float)):
+        return np.diag([0.0, 0.0, float(inertia)]) if planar else None
+    if planar:
+        return None
+    if all(isinstance(v, (int, float)) for v in inertia):
+        if len(inertia) == 3:
+            return np.diag(np.asarray(inertia, dtype=float))
+        if len(inertia) == 6:
+            xx, yy, zz, xy, xz, yz = inertia
+            return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
+        return None
+    if len(inertia) == 3 and all(isinstance(r, list) and len(r) == 3 for r in inertia):
+        return np.array(inertia, dtype=float)
+    return None

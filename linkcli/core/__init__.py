@@ -1,0 +1,1 @@
+"""Core data structures and numerics of linkcli."""

@@ -23,7 +23,7 @@ def _distance(mech: CompiledMechanism, q: np.ndarray, q_ref: np.ndarray) -> np.n
     return np.linalg.norm(d, axis=-1)
 
 
-def _nearest_turn(mech: CompiledMechanism, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
+def nearest_turn(mech: CompiledMechanism, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
     """Shift angles of ``q`` by whole turns towards ``q_ref`` (the configuration is unchanged)."""
     turns = np.round((q - q_ref) / (2 * np.pi))
     return np.where(mech.q_is_rotation, q - 2 * np.pi * turns, q)
@@ -46,6 +46,6 @@ def assemble(mech: CompiledMechanism, q_actuated: np.ndarray, q_estimate: np.nda
     if len(ok) == 0:
         return first
     best = ok[np.argmin(_distance(mech, many.q[ok], q_estimate))]
-    q = _nearest_turn(mech, many.q[best], q_estimate)
+    q = nearest_turn(mech, many.q[best], q_estimate)
     return ConfigurationResult(q, many.status[best], many.residual[best], many.iterations[best] + first.iterations,
                                many.condition[best], many.worst_loop[best])

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import transforms as tf
 from .forward import effector_pose
+from .assembly import nearest_turn
 from .jacobian import _point_jacobian
 from .loop_closure import constraints, length_scale
 from .mechanism import CompiledMechanism
@@ -81,7 +82,8 @@ def solve_ik(mech: CompiledMechanism, T_target: np.ndarray, q_guess: np.ndarray,
         trial = _attempt(mech, T_target, q_guess + rng.uniform(-1, 1, mech.n_q) * spread, rows, tol, max_iter)
         if (trial.status, _score(trial)) < (best.status, _score(best)):
             best = trial
-    return IKResult(best.q, best.status, best.task_residual, best.loop_residual, best.iterations, best.T_reached,
+    q = nearest_turn(mech, best.q, np.asarray(q_guess, float))  # same pose, angles near the guess
+    return IKResult(q, best.status, best.task_residual, best.loop_residual, best.iterations, best.T_reached,
                     best.n_task, n_restart)
 
 

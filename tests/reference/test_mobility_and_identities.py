@@ -11,7 +11,7 @@ import pytest
 
 from kin_helpers import central_difference, fourbar_yaml, mech_from_yaml
 from linkcli.core.forward import frame_poses, link_poses
-from linkcli.core.jacobian import mobility_report
+from linkcli.core.mobility import mobility_report
 from linkcli.core.loop_closure import Status, constraints, solve_configuration
 from linkcli.core.sweep import solve_sweep
 from linkcli.core.velocity import frame_motion, joint_rates

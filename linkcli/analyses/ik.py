@@ -1,0 +1,94 @@
+"""Inverse kinematics for one or more targets -> ResultTable (one row per target).
+
+Targets are given in the file's units: planar ``x, y[, angle]``, spatial ``x, y, z[, roll,
+pitch, yaw]``. Consecutive targets start from the previous solution (a path stays on its
+branch). Every answer is verified by forward kinematics and reported with its residual.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import transforms as tf
+from ..core.assembly import assemble
+from ..core.inverse import IKStatus, solve_ik
+from ..core.mechanism import CompiledMechanism
+from ..errors import AnalysisInputError
+from ..results import ResultTable
+from .inputs import actuated_values
+
+
+@dataclass(frozen=True)
+class IKRequest:
+    targets: list[list[float]]  # file units
+    mode: str | None = None  # full | position | xy; None: full when an orientation is given
+    guess: dict[str, float] = field(default_factory=dict)  # starting actuated values
+    tol: float = 1e-9
+
+
+def target_pose(mech: CompiledMechanism, values: list[float]) -> tuple[np.ndarray, bool]:
+    """(T_world_target (4, 4) SI, orientation given?) from file-unit numbers."""
+    ls, as_ = mech.length_scale, mech.angle_scale
+    if mech.planar:
+        if len(values) not in (2, 3):
+            raise AnalysisInputError(f"--target {values}: a planar target is X,Y or X,Y,ANGLE")
+        angle = values[2] * as_ if len(values) == 3 else 0.0
+        return tf.planar_transform(values[0] * ls, values[1] * ls, angle), len(values) == 3
+    if len(values) not in (3, 6):
+        raise AnalysisInputError(f"--target {values}: a spatial target is X,Y,Z or X,Y,Z,ROLL,PITCH,YAW")
+    R = tf.rpy_to_matrix(np.asarray(values[3:]) * as_) if len(values) == 6 else np.eye(3)
+    return tf.make_transform(R, np.asarray(values[:3]) * ls), len(values) == 6
+
+
+def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> tuple[ResultTable, int]:
+    """Solve every target in turn; returns (table, number of targets not reached)."""
+    if not req.targets:
+        raise AnalysisInputError("give at least one --target")
+    a0 = actuated_values(mech, req.guess, "--guess", default=mech.q_init[mech.q_actuated])
+    start = assemble(mech, a0, mech.q_init)
+    q = start.q if start.status == 0 else mech.q_init.copy()
+    rows = []
+    for values in req.targets:
+        T, oriented = target_pose(mech, values)
+        mode = req.mode or ("full" if oriented else "position")
+        res = solve_ik(mech, T, q, mode=mode, tol=req.tol)
+        rows.append((values, mode, res))
+        if res.status == IKStatus.CONVERGED:
+            q = res.q
+    table = ResultTable.for_mechanism(mech, loaded, n=len(rows), analysis="ik", solver={"tol": req.tol})
+    width = 3 if mech.planar else 6
+    names = ("x", "y", "angle") if mech.planar else ("x", "y", "z", "roll", "pitch", "yaw")
+    targets = np.full((len(rows), width), np.nan)
+    for i, (values, _, _) in enumerate(rows):
+        targets[i, : len(values)] = values
+    for k, name in enumerate(names):
+        unit = mech.length_unit if k < (2 if mech.planar else 3) else mech.angle_unit
+        table.add("target", name, unit, targets[:, k])
+    table.add("", "mode", "", [m for _, m, _ in rows])
+    table.add_q(mech.q_names, np.array([r.q for _, _, r in rows]), mech.q_is_rotation)
+    T_reached = np.array([r.T_reached for _, _, r in rows])
+    p = T_reached[:, :3, 3]
+    for k, axis in enumerate("xy" if mech.planar else "xyz"):
+        table.add_length("reached", axis, p[:, k])
+    if mech.planar:
+        table.add_angle("reached", "angle", tf.planar_pose(T_reached)[:, 2])
+    else:
+        rpy = tf.matrix_to_rpy(T_reached[:, :3, :3])
+        for k, name in enumerate(("roll", "pitch", "yaw")):
+            table.add_angle("reached", name, rpy[:, k])
+    pos_err = np.array([np.linalg.norm(r.task_residual[np.asarray(_position_rows(mech, m))]) for _, m, r in rows])
+    table.add_length("", "position_error", pos_err)
+    table.add("", "loop_residual", "", np.array([r.loop_residual for _, _, r in rows]))
+    table.add("", "iterations", "", np.array([r.iterations for _, _, r in rows]))
+    table.add("", "status", "", [r.status.name.lower() for _, _, r in rows])
+    failed = sum(r.status != IKStatus.CONVERGED for _, _, r in rows)
+    return table, failed
+
+
+def _position_rows(mech: CompiledMechanism, mode: str) -> list[int]:
+    """Indices of the position components within a task residual of ``mode``."""
+    if mode == "xy" or mech.planar:
+        return [0, 1]
+    return [0, 1, 2]

@@ -1,0 +1,60 @@
+"""The effector Jacobian at one configuration -> ResultTable (one row per twist component) plus
+its metrics and the constraint Jacobian in the metadata.
+
+Entries are in the file's units: e.g. ``m/s per deg/s`` for a linear-velocity row and a
+revolute input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.assembly import assemble
+from ..core.jacobian import effector_jacobian, jacobian_metrics
+from ..core.loop_closure import STATUS_TEXT, Status, constraints
+from ..core.mechanism import CompiledMechanism
+from ..core.mobility import mobility_report
+from ..errors import AnalysisInputError
+from ..results import ResultTable
+from .inputs import actuated_scale, actuated_values
+
+
+def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str = "base",
+                 loaded=None) -> tuple[ResultTable, int]:
+    """Assemble at the actuated values (file units; unset ones from the assembly estimate) and
+    tabulate the actuated-rates -> effector-twist Jacobian. Returns (table, 1 if the point could
+    not be assembled else 0)."""
+    if frame not in ("base", "effector"):
+        raise AnalysisInputError(f"--frame must be base or effector, not {frame!r}")
+    a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])
+    res = assemble(mech, a, mech.q_init)
+    comps = ["vx", "vy", "wz"] if mech.planar else ["vx", "vy", "vz", "wx", "wy", "wz"]
+    n_lin = 2 if mech.planar else 3
+    table = ResultTable.for_mechanism(mech, loaded, n=len(comps), analysis="jacobian", frame=frame)
+    table.add("", "component", "", comps)
+    ok = res.status == Status.CONVERGED
+    J = effector_jacobian(mech, res.q, frame) if ok else np.full((len(comps), mech.n_actuated), np.nan)
+    out_scale = np.array([mech.length_scale] * n_lin + [mech.angle_scale] * (len(comps) - n_lin))
+    in_scale = actuated_scale(mech)
+    J_file = J * in_scale[None, :] / out_scale[:, None]
+    for k, i in enumerate(mech.q_actuated):
+        in_unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
+        units = [f"{mech.length_unit}/{in_unit}"] * n_lin + [f"{mech.angle_unit}/{in_unit}"] * (len(comps) - n_lin)
+        # one column per input; its unit differs by row, so the unit is part of the quantity name
+        table.add(mech.q_names[i], "d_dq", "", J_file[:, k])
+        table.metadata.setdefault("column_units", {})[mech.q_names[i]] = units
+    metrics = jacobian_metrics(J_file) if ok else None
+    rep = mobility_report(mech, res.q)
+    table.metadata.update({
+        "status": STATUS_TEXT[Status(int(res.status))],
+        "configuration": {n: float(v / (mech.angle_scale if r else mech.length_scale))
+                          for n, v, r in zip(mech.q_names, res.q, mech.q_is_rotation)},
+        "singular_values": None if metrics is None else metrics.singular_values,
+        "condition": None if metrics is None else metrics.condition,
+        "manipulability": None if metrics is None else metrics.manipulability,
+        "constraint_jacobian_si": constraints(mech, res.q).J,
+        "mobility": {"gruebler": rep.gruebler, "rank": rep.rank, "mobility": rep.mobility,
+                     "redundant_constraints": rep.redundant},
+        "units_note": "entries in file units: output unit per input unit (e.g. m per deg: m/s per deg/s)",
+    })
+    return table, 0 if ok else 1

@@ -1,0 +1,164 @@
+"""The ``linkcli`` typer app: global options, command registration, the one error handler.
+
+Console script ``linkcli`` and ``python -m linkcli`` both call :func:`main`.
+
+Error handling lives in :class:`LinkcliGroup.invoke`, around every command (so typer's
+CliRunner sees the same exit codes as a user):
+
+* ``MechanismFileError``  -> each diagnostic ``file:line:col: error: key: message. hint`` on
+  stderr, exit 3;
+* other ``LinkcliError`` (``AnalysisInputError``, ``OutputError`` ...) -> ``error: ...``, exit 2;
+  click usage errors also exit 2;
+* anything else -> one ``internal error: ...`` line, exit 70; the traceback only with
+  ``--traceback`` or ``LINKCLI_TRACEBACK=1``.
+
+Adding a command: create ``commands/<name>.py`` with ``register(app)`` (see ``commands/info.py``),
+import heavy modules inside the command function, and add the module to ``COMMAND_MODULES``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from linkcli import __version__
+
+from .common import EXIT_CODES_HELP, ExitCode, echo_err
+
+REPORT_TO = "the linkcli issue tracker"
+TRACEBACK_ENV = "LINKCLI_TRACEBACK"
+
+#: command modules, in the order ``--help`` lists them; each has ``register(app)``
+COMMAND_MODULES = (
+    "validate",
+    "info",
+    "schema",
+    "solve",  # solve and fk
+    "ik",
+    "jacobian",
+    # next: "simulate", "draw", "batch"
+)
+
+
+def _click_exception_base() -> type[BaseException]:
+    """click's ClickException as typer uses it: typer >= 0.2x vendors click, older typer uses
+    the click package; both raise subclasses of the class found here."""
+    for cls in typer.BadParameter.__mro__:
+        if cls.__name__ == "ClickException":
+            return cls
+    return typer.BadParameter  # pragma: no cover
+
+
+#: exceptions that carry their own exit status (usage errors, typer.Exit, --help ...)
+_PASS_THROUGH = (typer.Exit, typer.Abort, SystemExit, _click_exception_base())
+
+
+def _traceback_wanted(ctx: Any) -> bool:
+    if os.environ.get(TRACEBACK_ENV, "").strip().lower() not in ("", "0", "false", "no"):
+        return True
+    while ctx is not None:
+        if ctx.params.get("traceback"):
+            return True
+        ctx = ctx.parent
+    return False
+
+
+def handle_exception(exc: BaseException, show_traceback: bool) -> int:
+    """Report ``exc`` on stderr the linkcli way and return the exit code."""
+    from linkcli.errors import LinkcliError, MechanismFileError
+
+    if isinstance(exc, MechanismFileError):
+        for d in exc.diagnostics:
+            echo_err(d.format())
+        n = sum(d.severity == "error" for d in exc.diagnostics)
+        if n > 1:
+            echo_err(f"{n} errors")
+        return ExitCode.INVALID_FILE
+    if isinstance(exc, LinkcliError):
+        echo_err(f"error: {exc}")
+        return ExitCode.USAGE
+    if isinstance(exc, KeyboardInterrupt):
+        echo_err("interrupted")
+        return 130
+    if isinstance(exc, BrokenPipeError):  # e.g. `linkcli schema | head`: stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 141
+    if show_traceback:
+        import traceback
+
+        sys.stderr.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    notes = "; ".join(getattr(exc, "__notes__", ()))
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    line = f"internal error: {text}" + (f" ({notes})" if notes else "")
+    line += f". linkcli {__version__}: please report at {REPORT_TO} with the file and the command line"
+    line += "." if show_traceback else " (rerun with --traceback for details)."
+    echo_err(line)
+    return ExitCode.INTERNAL
+
+
+class LinkcliGroup(TyperGroup):
+    """Typer's group with the single error handler around command execution."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+            code = handle_exception(exc, _traceback_wanted(ctx))
+            raise typer.Exit(int(code)) from None
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"linkcli {__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    name="linkcli",
+    cls=LinkcliGroup,
+    help="Analyse linkages and mechanisms described in YAML files: assembly, kinematics, "
+         "Jacobians, dynamics. Data goes to stdout; progress, warnings and summaries to stderr.",
+    epilog=EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def root(
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")] = None,
+    traceback: Annotated[bool, typer.Option(
+        "--traceback", help=f"Show the traceback of internal errors (also {TRACEBACK_ENV}=1).")] = False,
+) -> None:
+    """Analyse linkages and mechanisms described in YAML files."""
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.commands.{name}").register(app)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``linkcli`` console script and ``python -m linkcli``."""
+    app(args=argv, prog_name="linkcli")
+
+
+__all__ = ["app", "main", "handle_exception", "LinkcliGroup", "COMMAND_MODULES"]

@@ -1,0 +1,228 @@
+"""``linkcli info FILE``: what a mechanism file describes (links, joints, variables, loops,
+mobility, elements, warnings), as a readable summary or as JSON."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from ..common import load_and_compile, print_diagnostics, print_json, stdout_console
+from ..options import MechanismFile, QuietOption, SummaryFormat, SummaryFormatOption
+
+if TYPE_CHECKING:  # pragma: no cover
+    from linkcli.core.mechanism import CompiledMechanism
+    from linkcli.errors import Diagnostic
+    from linkcli.io.loader import LoadedMechanism
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def rank_mobility(mech: "CompiledMechanism") -> dict[str, Any]:
+    """Mobility from the rank of the constraint Jacobian at the assembled configuration (the
+    file's assembly estimate, closed by the solver), with the assembly status."""
+    from linkcli.core.assembly import assemble
+    from linkcli.core.loop_closure import STATUS_TEXT, Status
+    from linkcli.core.mobility import mobility_report
+
+    res = assemble(mech, mech.q_init[mech.q_actuated], mech.q_init)
+    data = _as_dict(mobility_report(mech, res.q))
+    assembled = int(res.status) == Status.CONVERGED
+    return {"mobility": int(data["mobility"]), "at": "assembled configuration" if assembled
+            else "assembly estimate (it did not assemble: " + STATUS_TEXT[Status(int(res.status))] + ")",
+            "assembly_residual": _finite(float(res.residual.max(initial=0.0))), "details": data}
+
+
+def _redundancy_note(details: dict) -> str:
+    """`` (3 redundant constraints)`` etc. for the one-line mobility summary."""
+    notes = []
+    if details.get("redundant"):
+        notes.append(f"{details['redundant']} redundant constraint equations")
+    if details.get("passive_rank_deficit"):
+        notes.append(f"{details['passive_rank_deficit']} passive motion(s) not fixed by the actuators")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    import dataclasses
+
+    from linkcli.results import json_safe
+
+    if isinstance(obj, dict):
+        raw = dict(obj)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        raw = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    elif isinstance(obj, int):
+        raw = {"mobility": obj}
+    else:
+        raw = {k: v for k, v in vars(obj).items() if not k.startswith("_")} if hasattr(obj, "__dict__") else {}
+        if "mobility" not in raw and hasattr(obj, "mobility"):
+            raw["mobility"] = obj.mobility
+    return json_safe(raw)
+
+
+def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tuple[dict[str, Any], list["Diagnostic"]]:
+    """Plain data describing the mechanism (lengths/angles in the file's units) and the warnings
+    (loader warnings plus actuation vs mobility)."""
+    from linkcli.core.mechanism import JOINT_TYPE_NAMES
+    from linkcli.errors import Diagnostic
+
+    m = loaded.model
+    ls, as_ = mech.length_scale, mech.angle_scale
+    links = [{"name": name, "mass_given": bool(mech.link_has_mass[i]),
+              "mass": float(mech.link_mass[i]) if mech.link_has_mass[i] else None,
+              "frames": [f.split(".", 1)[1] for f, li in zip(mech.frame_names, mech.frame_link)
+                         if li == i and "." in f]}
+             for i, name in enumerate(mech.link_names)]
+    loop_of = {int(j): k for k, j in enumerate(mech.loop_joint)}
+    joints = []
+    for j, name in enumerate(mech.joint_names):
+        s, c = int(mech.joint_q_start[j]), int(mech.joint_q_count[j])
+        spec = m.joints.get(name)
+        joints.append({
+            "name": name, "type": JOINT_TYPE_NAMES[int(mech.joint_type[j])],
+            "parent": spec.parent if spec else mech.link_names[int(mech.joint_parent[j])],
+            "child": spec.child if spec else mech.link_names[int(mech.joint_child[j])],
+            "variables": list(mech.q_names[s:s + c]), "actuated": bool(mech.joint_actuated[j]),
+            "closes_loop": loop_of.get(j),
+        })
+    actuated = [mech.q_names[i] for i in mech.q_actuated]
+    variables = []
+    for i, name in enumerate(mech.q_names):
+        rot = bool(mech.q_is_rotation[i])
+        scale = as_ if rot else ls
+        variables.append({
+            "name": name, "joint": mech.joint_names[int(mech.q_joint[i])], "kind": "angle" if rot else "length",
+            "unit": mech.angle_unit if rot else mech.length_unit, "actuated": name in actuated,
+            "initial": float(mech.q_init[i] / scale),
+            "lower": _finite(mech.q_lower[i] / scale), "upper": _finite(mech.q_upper[i] / scale),
+        })
+    loops = [{"index": k, "closed_by": mech.joint_names[int(j)]} for k, j in enumerate(mech.loop_joint)]
+    rank = rank_mobility(mech)
+    mobility = rank["mobility"] if rank["mobility"] is not None else mech.gruebler_mobility
+    by = "rank" if rank["mobility"] is not None else "Gruebler"
+
+    warnings = list(loaded.warnings)
+    n_act = len(actuated)
+    if n_act != mobility:
+        if n_act > mobility:
+            msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
+                   "over-actuated, the inputs cannot all be chosen freely")
+            hint = "Set `actuated: false` on joints that follow the others."
+        else:
+            msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
+                   "under-actuated, the pose is not determined by the inputs")
+            hint = ("Mark more joints `actuated: true` or check for missing joints, unless the extra freedom "
+                    "is passive (e.g. a link spinning about the line through two spherical joints).")
+        line, col = loaded.line_of("joints")
+        warnings.append(Diagnostic(loaded.path, line, col, ("joints",), msg, hint, "warning"))
+
+    def elements(section: dict, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+        out = []
+        for name, e in section.items():
+            item = {"name": name, "type": getattr(e, "type", None)}
+            item.update({f: getattr(e, f) for f in fields if getattr(e, f, None) is not None})
+            out.append(item)
+        return out
+
+    data = {
+        "file": loaded.path,
+        "sha256": loaded.sha256,
+        "name": m.name,
+        "description": m.description.strip(),
+        "kind": m.kind,
+        "units": {"length": mech.length_unit, "angle": mech.angle_unit, "mass": "kg", "force": "N",
+                  "torque": "N m", "time": "s"},
+        "base": mech.link_names[0],
+        "effector": mech.frame_names[mech.effector_frame],
+        "counts": {"links": mech.n_links, "joints": mech.n_joints, "variables": mech.n_q, "loops": mech.n_loops,
+                   "constraints": mech.n_constraints, "actuated": n_act},
+        "mobility": {"gruebler": mech.gruebler_mobility, "rank": rank["mobility"],
+                     "rank_note": rank.get("note", rank.get("at", "")), "rank_details": rank.get("details")},
+        "actuated": actuated,
+        "links": links,
+        "joints": joints,
+        "variables": variables,
+        "loops": loops,
+        "springs": elements(m.springs, ("between", "joint", "stiffness", "free_length", "free_angle")),
+        "dampers": elements(m.dampers, ("between", "joint", "damping")),
+        "loads": [{"name": n, "link": ld.link, "force": ld.force, "torque": ld.torque} for n, ld in m.loads.items()],
+        "drivers": [{"name": n, "joint": d.joint, "kind": d.kind, "type": d.type} for n, d in m.drivers.items()],
+        "warnings": [d.to_dict() for d in warnings],
+    }
+    return data, warnings
+
+
+def render_info(data: dict[str, Any]) -> None:
+    """The summary on stdout with rich (every file-provided string escaped: no markup)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = stdout_console()
+
+    def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+        t = Table(title=title, title_justify="left", title_style="bold", header_style="bold", box=box.SIMPLE_HEAD)
+        for col in columns:
+            t.add_column(escape(col), overflow="fold")
+        for row in rows:
+            t.add_row(*(escape(str(cell)) for cell in row))
+        con.print(t)
+
+    def num(x: float | None) -> str:
+        return "" if x is None else f"{x:.6g}"
+
+    u, c, mob = data["units"], data["counts"], data["mobility"]
+    rank = mob["rank"] if mob["rank"] is not None else mob["rank_note"]
+    lines = [
+        f"[bold]{escape(data['name'])}[/bold]  ({data['kind']}; lengths in {escape(u['length'])}, "
+        f"angles in {escape(u['angle'])}; mass kg, force N, torque N m, time s)",
+        escape(data["description"]) if data["description"] else None,
+        f"file {escape(data['file'])}  sha256 {data['sha256']}",
+        f"{c['links']} links, {c['joints']} joints, {c['variables']} variables, {c['loops']} loops, "
+        f"{c['constraints']} constraint equations",
+        f"mobility: Gruebler {mob['gruebler']}, rank {escape(str(rank))}"
+        + _redundancy_note(mob.get("rank_details") or {}),
+        f"actuated: {escape(', '.join(data['actuated']) or 'none')}",
+        f"base {escape(data['base'])}, effector {escape(data['effector'])}",
+    ]
+    for line in lines:
+        if line is not None:
+            con.print(line)
+    con.print()
+    table("links", ("link", "mass [kg]", "frames"),
+          [(ln["name"], num(ln["mass"]) or "-", ", ".join(ln["frames"])) for ln in data["links"]])
+    table("joints", ("joint", "type", "parent", "child", "variables", "actuated", "loop"),
+          [(j["name"], j["type"], j["parent"], j["child"], ", ".join(j["variables"]), "yes" if j["actuated"] else "",
+            "" if j["closes_loop"] is None else f"closes {j['closes_loop']}") for j in data["joints"]])
+    table("variables", ("variable", "unit", "initial", "lower", "upper", "actuated"),
+          [(v["name"], v["unit"], num(v["initial"]), num(v["lower"]), num(v["upper"]),
+            "yes" if v["actuated"] else "") for v in data["variables"]])
+    for loop in data["loops"]:
+        con.print(f"loop {loop['index']}: closed by joint {escape(loop['closed_by'])}")
+    for section in ("springs", "dampers", "loads", "drivers"):
+        items = data[section]
+        shown = ", ".join(f"{e['name']} ({e.get('type') or e.get('link')})" for e in items) or "none"
+        con.print(f"{section}: {escape(shown)}")
+
+
+def info(file: MechanismFile, fmt: SummaryFormatOption = SummaryFormat.table, quiet: QuietOption = False) -> None:
+    """Summarise a mechanism: links, joints, variables, loops, mobility (Gruebler and rank),
+    actuated variables, springs, dampers, loads and drivers.
+
+    Lengths and angles are in the file's units. Warnings go to stderr (and into the JSON, under
+    "warnings"). With --format json, stdout holds only the JSON document.
+    """
+    loaded, mech = load_and_compile(file)
+    data, warnings = mechanism_info(loaded, mech)
+    if fmt == SummaryFormat.json:
+        print_json(data)
+    else:
+        render_info(data)
+    print_diagnostics(warnings, quiet)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("info", short_help="Summarise a mechanism: links, joints, variables, loops, mobility, elements.")(info)

@@ -1,0 +1,38 @@
+"""``linkcli jacobian FILE --set ...``: actuated rates -> effector twist, with metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
+
+SetOption = Annotated[Optional[List[str]], typer.Option(
+    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+FrameOption = Annotated[str, typer.Option(
+    "--frame", help="Express the twist in the base (world) frame or the effector (tool) frame.")]
+
+
+def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "base", output: OutputOption = None,
+             fmt: DataFormatOption = DataFormat.table, quiet: QuietOption = False) -> None:
+    """The Jacobian from actuated rates to the tool twist (rows vx, vy[, vz], [wx, wy,] wz), its
+    singular values, condition number and manipulability (JSON metadata, stderr summary).
+    Example: linkcli jacobian mechanisms/fourbar.yaml --set crank_pin=30 --frame effector"""
+    from linkcli.analyses.inputs import parse_assignment
+    from linkcli.analyses.jacobian import run_jacobian
+
+    loaded, mech = load_and_compile(file)
+    print_diagnostics(loaded.warnings, quiet)
+    table, failed = run_jacobian(mech, dict(parse_assignment(s, "--set") for s in set_ or []), frame, loaded)
+    emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: Jacobian ({frame} frame)")
+    meta = table.metadata
+    if not quiet and meta.get("condition") is not None:
+        echo_err(f"condition number {float(meta['condition']):.6g}, manipulability "
+                 f"{float(meta['manipulability']):.6g} (file units), mobility {meta['mobility']['mobility']}")
+    finish(failed, 1, quiet=quiet, what="configurations", first_failure="cannot assemble at the given values")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("jacobian")(jacobian)

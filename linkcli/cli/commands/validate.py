@@ -1,0 +1,57 @@
+"""``linkcli validate FILE...``: check mechanism files (load, validate, compile)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from ..common import ExitCode, echo_err, load_and_compile, print_diagnostics, print_plain_json
+from ..options import CheckFormat, CheckFormatOption, MechanismFiles, QuietOption
+
+
+def check_file(path: str) -> dict[str, Any]:
+    """``{"file", "valid", "diagnostics": [Diagnostic.to_dict()...]}`` (warnings included) plus
+    the Diagnostic objects under ``"_diagnostics"``. A compile failure of a valid file is a bug
+    and propagates (exit 70)."""
+    from linkcli.errors import MechanismFileError
+
+    try:
+        loaded, _mech = load_and_compile(path)
+    except MechanismFileError as exc:
+        diags = list(exc.diagnostics)
+        valid = False
+    else:
+        diags = list(loaded.warnings)
+        valid = True
+    return {"file": path, "valid": valid, "diagnostics": [d.to_dict() for d in diags], "_diagnostics": diags}
+
+
+def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, quiet: QuietOption = False) -> None:
+    """Check mechanism files: YAML syntax, the file format, references and topology; each valid
+    file is also compiled.
+
+    Prints 'ok FILE' on stdout for each valid file and every problem as file:line:col on stderr.
+    With --format json, stdout is one JSON list of {file, valid, diagnostics}. Exit 0 when all
+    files are valid, 3 when any is invalid.
+    """
+    results = [check_file(str(f)) for f in files]
+    n_bad = sum(not r["valid"] for r in results)
+    if fmt == CheckFormat.json:
+        print_plain_json([{k: v for k, v in r.items() if not k.startswith("_")} for r in results])
+    else:
+        for r in results:
+            if r["valid"]:
+                n_warn = len(r["_diagnostics"])
+                typer.echo(f"ok {r['file']}" + (f" ({n_warn} warning{'s' * (n_warn != 1)})" if n_warn else ""))
+                print_diagnostics(r["_diagnostics"], quiet)
+            else:
+                print_diagnostics(r["_diagnostics"])
+        if not quiet and len(results) > 1:
+            echo_err(f"{len(results)} files: {len(results) - n_bad} valid, {n_bad} invalid")
+    if n_bad:
+        raise typer.Exit(int(ExitCode.INVALID_FILE))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate", short_help="Check mechanism files (syntax, format, references, topology); exit 3 if any is invalid.")(validate)

@@ -1,0 +1,169 @@
+"""Helpers shared by the commands: loading, messages on stderr, emitting result tables.
+
+Everything heavy is imported inside the functions (``linkcli --help`` must not import numpy or
+pydantic). A command is a thin chain::
+
+    loaded, mech = load_and_compile(file)          # MechanismFileError -> exit 3 (app.py)
+    print_diagnostics(loaded.warnings, quiet)      # warnings on stderr
+    result = <core analysis>(mech, ...)            # AnalysisInputError -> exit 2
+    table = ResultTable.for_mechanism(mech, loaded, n=...); table.add(...)
+    emit_table(table, output=output, fmt=fmt, quiet=quiet)
+    finish(n_failed, n_cases, quiet=quiet)         # exit 1 when some case failed
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import IntEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+import typer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+    from linkcli.core.mechanism import CompiledMechanism
+    from linkcli.errors import Diagnostic
+    from linkcli.io.loader import LoadedMechanism
+    from linkcli.results import ResultTable
+
+    from .options import DataFormat
+
+
+class ExitCode(IntEnum):
+    """Exit codes of every command (documented in ``--help`` and README.md)."""
+
+    OK = 0
+    ANALYSIS_FAILED = 1  # an analysis failed for some case; the other cases are still written
+    USAGE = 2  # bad arguments or options (also AnalysisInputError, unwritable output)
+    INVALID_FILE = 3  # a mechanism file is invalid (diagnostics on stderr)
+    INTERNAL = 70  # a bug in linkcli: please report it
+
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 an analysis failed for some case (the others are still written); "
+    "2 usage error; 3 invalid mechanism file; 70 internal error (please report)."
+)
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Attach context to an exception (shown by the internal-error handler)."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # Python 3.10
+        exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]
+
+
+def load_and_compile(path: str | Path) -> "tuple[LoadedMechanism, CompiledMechanism]":
+    """Load, validate and compile one mechanism file.
+
+    Raises MechanismFileError (the CLI exits 3 and prints its diagnostics). A valid file that
+    fails to compile is a bug: the exception propagates (exit 70) with a note naming the file.
+    """
+    from linkcli.compile import compile_mechanism
+    from linkcli.io.loader import load_mechanism
+
+    loaded = load_mechanism(path)
+    try:
+        mech = compile_mechanism(loaded.model, file=loaded.path)
+    except Exception as exc:
+        add_note(exc, f"while compiling {loaded.path} (a valid file must compile)")
+        raise
+    return loaded, mech
+
+
+# -- messages ---------------------------------------------------------------------------------------
+def echo_err(message: str = "") -> None:
+    """One line on stderr (progress, warnings, summaries)."""
+    typer.echo(message, err=True)
+
+
+def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False) -> None:
+    """``file:line:col: severity: key: message. hint`` lines on stderr. ``quiet`` drops warnings
+    but never errors."""
+    for d in diagnostics:
+        if quiet and d.severity != "error":
+            continue
+        echo_err(d.format())
+
+
+def print_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout (NaN/inf -> null, numpy -> Python)."""
+    import json
+
+    from linkcli.results import json_safe  # numpy, but only for commands printing JSON
+
+    typer.echo(json.dumps(json_safe(data), indent=2, allow_nan=False, ensure_ascii=False))
+
+
+def print_plain_json(data: Any) -> None:
+    """JSON on stdout for data that is already plain (no numpy import)."""
+    import json
+
+    typer.echo(json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False))
+
+
+#: width of rendered output when stdout is not a terminal and COLUMNS is unset (rich: 80)
+PIPE_WIDTH = 120
+
+
+def stdout_console() -> "Console":
+    """A rich console on the current stdout (created per call: tests swap sys.stdout). Not on a
+    terminal, it is PIPE_WIDTH wide unless COLUMNS says otherwise."""
+    import os
+
+    from rich.console import Console
+
+    con = Console(file=sys.stdout, soft_wrap=False, highlight=False)
+    if not con.is_terminal and not os.environ.get("COLUMNS"):
+        con.width = PIPE_WIDTH
+    return con
+
+
+def stderr_console() -> "Console":
+    from rich.console import Console
+
+    return Console(file=sys.stderr, soft_wrap=False, highlight=False)
+
+
+# -- tables -----------------------------------------------------------------------------------------
+def emit_table(table: "ResultTable", *, output: Path | None, fmt: "DataFormat | str", quiet: bool = False,
+               max_rows: int = 40, title: str | None = None) -> None:
+    """Send a result table where the user asked.
+
+    * ``output`` given: written atomically; the format is ``fmt`` when it is csv/json, else the
+      file extension decides (unknown -> OutputError, exit 2). A summary line goes to stderr.
+    * no ``output``: ``table`` renders on stdout with rich (head and tail rows), ``csv``/``json``
+      print the whole table on stdout and nothing else.
+    """
+    from linkcli.io.writers import dump_table, write_table
+
+    fmt_name = getattr(fmt, "value", fmt)
+    if output is not None:
+        written = write_table(table, output, None if fmt_name == "table" else fmt_name)
+        if not quiet:
+            echo_err(f"wrote {output} ({written}: {table.n} rows, {len(table.columns)} columns)")
+        return
+    if fmt_name == "table":
+        from .render import render_table
+
+        render_table(table, stdout_console(), max_rows=max_rows, title=title)
+    else:
+        dump_table(table, sys.stdout, fmt_name)
+        sys.stdout.flush()
+
+
+def finish(n_failed: int, n_cases: int, *, quiet: bool = False, what: str = "cases",
+           first_failure: str = "") -> None:
+    """Exit 1 with a summary on stderr when some cases failed (their rows are still written,
+    marked by their status); return normally when none did."""
+    if n_failed <= 0:
+        return
+    detail = f"; first: {first_failure}" if first_failure else ""
+    echo_err(f"{n_failed} of {n_cases} {what} failed{detail}")
+    raise typer.Exit(int(ExitCode.ANALYSIS_FAILED))
+
+
+__all__ = ["ExitCode", "EXIT_CODES_HELP", "add_note", "load_and_compile", "echo_err", "print_diagnostics",
+           "print_json", "print_plain_json", "stdout_console", "stderr_console", "emit_table", "finish"]

@@ -1,0 +1,61 @@
+"""Shared test set-up: hypothesis profiles, paths, a CLI runner, a mechanism-file factory.
+
+Hypothesis: the ``ci`` profile (derandomised, no deadline) is loaded when ``CI`` is set (as in
+.ci/run), so CI runs are reproducible; select another with ``--hypothesis-profile``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+REPO = Path(__file__).resolve().parent.parent
+MECHANISMS = REPO / "mechanisms"
+FOURBAR = MECHANISMS / "fourbar.yaml"
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def fourbar_path() -> str:
+    return str(FOURBAR)
+
+
+@pytest.fixture
+def fourbar_text() -> str:
+    return FOURBAR.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def write_mech(tmp_path: Path) -> Callable[..., str]:
+    """``write_mech(text, name="m.yaml") -> path`` of a file in a fresh temporary folder."""
+
+    def write(text: str, name: str = "m.yaml") -> str:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    return write
+
+
+@pytest.fixture
+def runner():
+    """typer's CliRunner with stdout and stderr kept apart (``result.stdout``, ``result.stderr``)."""
+    from typer.testing import CliRunner
+
+    try:
+        return CliRunner(mix_stderr=False)  # click < 8.2 style runners
+    except TypeError:
+        return CliRunner()

@@ -1,0 +1,296 @@
+"""Wiring of the command line (typer's CliRunner): exit codes, stdout that parses, stderr that
+names file:line, complete output files. The analyses themselves are tested elsewhere."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+import typer
+
+from linkcli import __version__
+from linkcli.cli.app import app
+from linkcli.cli.common import ExitCode, emit_table, finish
+from linkcli.cli.options import DataFormat, DataFormatOption, OutputOption, QuietOption
+from linkcli.results import ResultTable
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing ``needle``."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def invoke(runner, *args, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+# -- global options ----------------------------------------------------------------------------------
+def test_help_lists_commands_and_exit_codes(runner):
+    r = invoke(runner, "--help")
+    assert r.exit_code == 0
+    for word in ("validate", "info", "schema", "Exit codes", "70"):
+        assert word in r.stdout
+
+
+def test_no_arguments_shows_help(runner):
+    r = invoke(runner)
+    assert r.exit_code in (0, 2)  # click versions differ; it must not be an error of ours
+    assert "Usage" in r.output
+
+
+def test_version(runner):
+    r = invoke(runner, "--version")
+    assert r.exit_code == 0
+    assert r.stdout.strip() == f"linkcli {__version__}"
+
+
+@pytest.mark.parametrize("args", [["bogus"], ["info"], ["info", "--format", "xml", "x.yaml"], ["validate"],
+                                  ["schema", "--nope"]])
+def test_usage_errors_exit_2(runner, args):
+    r = invoke(runner, *args)
+    assert r.exit_code == ExitCode.USAGE, r.output
+
+
+# -- validate ------------------------------------------------------------------------------------
+def test_validate_ok(runner, fourbar_path):
+    r = invoke(runner, "validate", fourbar_path)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == f"ok {fourbar_path}"
+
+
+def test_validate_bad_file_names_file_and_line(runner, fourbar_text, write_mech):
+    text = fourbar_text.replace("child: coupler.A", "child: couplr.A")
+    path = write_mech(text, "bad.yaml")
+    r = invoke(runner, "validate", path)
+    assert r.exit_code == ExitCode.INVALID_FILE
+    assert r.stdout == ""
+    line = line_of(text, "couplr")
+    assert re.search(rf"^{re.escape(path)}:{line}:\d+: error: .*couplr", r.stderr, re.M), r.stderr
+
+
+def test_validate_many_files_json(runner, fourbar_path, fourbar_text, write_mech):
+    bad = write_mech(fourbar_text.replace("type: revolute, parent: crank.A", "type: revolut, parent: crank.A"))
+    missing = bad + ".missing"
+    r = invoke(runner, "validate", "--format", "json", fourbar_path, bad, missing)
+    assert r.exit_code == ExitCode.INVALID_FILE
+    data = json.loads(r.stdout)  # stdout is only JSON
+    assert [d["file"] for d in data] == [fourbar_path, bad, missing]
+    assert [d["valid"] for d in data] == [True, False, False]
+    assert data[0]["diagnostics"] == []
+    diag = data[1]["diagnostics"][0]
+    assert diag["line"] == line_of(fourbar_text, "type: revolute, parent: crank.A")
+    assert diag["severity"] == "error" and "revolut" in diag["message"] + diag["hint"]
+
+
+def test_validate_warnings_keep_exit_0(runner, fourbar_text, write_mech):
+    path = write_mech(fourbar_text.replace("links:\n", "links:\n  spare: {frames: {X: [0, 0]}}\n", 1))
+    r = invoke(runner, "validate", path)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == f"ok {path} (1 warning)"
+    assert f"{path}:" in r.stderr and "warning" in r.stderr and "spare" in r.stderr
+    quiet = invoke(runner, "validate", "--quiet", path)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_validate_compile_failure_is_internal_error(runner, fourbar_path, monkeypatch):
+    import linkcli.compile
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(linkcli.compile, "compile_mechanism", broken)
+    r = invoke(runner, "validate", fourbar_path)
+    assert r.exit_code == ExitCode.INTERNAL
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("internal error: ValueError: boom")
+    assert fourbar_path in lines[0] and "report" in lines[0]
+
+
+# -- info ----------------------------------------------------------------------------------------
+def test_info_table(runner, fourbar_path):
+    r = invoke(runner, "info", fourbar_path)
+    assert r.exit_code == 0, r.output
+    for word in ("Crank-rocker four-bar", "crank_pin", "coupler.P", "Gruebler 1", "closed by joint"):
+        assert word in r.stdout
+
+
+def test_info_json(runner, fourbar_path):
+    r = invoke(runner, "info", "--format", "json", fourbar_path)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["name"] == "Crank-rocker four-bar"
+    assert data["counts"] == {"links": 4, "joints": 4, "variables": 4, "loops": 1, "constraints": 3, "actuated": 1}
+    assert data["mobility"]["gruebler"] == 1
+    assert data["actuated"] == ["crank_pin"]
+    assert [j["name"] for j in data["joints"]] == ["crank_pin", "A", "B", "O4"]
+    assert len(data["loops"]) == 1 and data["loops"][0]["closed_by"] in {"A", "B", "O4"}
+    assert data["variables"][0]["initial"] == 45.0 and data["variables"][0]["unit"] == "deg"
+    assert data["warnings"] == []
+
+
+def test_info_warns_when_actuation_differs_from_mobility(runner, fourbar_text, write_mech):
+    path = write_mech(fourbar_text.replace("child: coupler.A}", "child: coupler.A, actuated: true}"))
+    r = invoke(runner, "info", "-f", "json", path)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)  # stdout holds only the JSON, warnings included
+    assert data["actuated"] == ["crank_pin", "A"]
+    assert any("2 actuated variables" in w["message"] for w in data["warnings"])
+    assert re.search(rf"^{re.escape(path)}:\d+:\d+: warning: joints: 2 actuated", r.stderr, re.M)
+
+
+def test_info_invalid_file_exit_3(runner, write_mech):
+    path = write_mech("name: x\nbase: ground\nlinks:\n  ground: {}\njoints: [1, 2\n")
+    r = invoke(runner, "info", path)
+    assert r.exit_code == ExitCode.INVALID_FILE
+    assert r.stderr.startswith(f"{path}:")
+
+
+# -- error handler -------------------------------------------------------------------------------
+def _break_info(monkeypatch, exc):
+    import linkcli.cli.commands.info as info_cmd
+
+    def broken(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(info_cmd, "mechanism_info", broken)
+
+
+def test_internal_error_one_line_without_traceback(runner, fourbar_path, monkeypatch):
+    monkeypatch.delenv("LINKCLI_TRACEBACK", raising=False)
+    _break_info(monkeypatch, RuntimeError("kaput\nsecond line"))
+    r = invoke(runner, "info", fourbar_path)
+    assert r.exit_code == ExitCode.INTERNAL
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("internal error: RuntimeError: kaput second line")
+    assert "please report" in lines[0] and "--traceback" in lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_internal_error_traceback_on_request(runner, fourbar_path, monkeypatch):
+    _break_info(monkeypatch, RuntimeError("kaput"))
+    r = invoke(runner, "--traceback", "info", fourbar_path)
+    assert r.exit_code == ExitCode.INTERNAL
+    assert "Traceback (most recent call last)" in r.stderr and "internal error" in r.stderr
+    r = invoke(runner, "info", fourbar_path, env={"LINKCLI_TRACEBACK": "1"})
+    assert r.exit_code == ExitCode.INTERNAL and "Traceback" in r.stderr
+
+
+def test_analysis_input_error_exit_2(runner, fourbar_path, monkeypatch):
+    from linkcli.errors import AnalysisInputError
+
+    _break_info(monkeypatch, AnalysisInputError("unknown joint 'crank'; valid: crank_pin, A, B, O4"))
+    r = invoke(runner, "info", fourbar_path)
+    assert r.exit_code == ExitCode.USAGE
+    assert r.stderr.strip() == "error: unknown joint 'crank'; valid: crank_pin, A, B, O4"
+
+
+# -- schema --------------------------------------------------------------------------------------
+def test_schema_stdout_and_file(runner, tmp_path):
+    r = invoke(runner, "schema")
+    assert r.exit_code == 0
+    schema = json.loads(r.stdout)
+    assert list(schema)[:3] == ["$schema", "$id", "title"]
+    out = tmp_path / "s.json"
+    r2 = invoke(runner, "schema", "-o", out)
+    assert r2.exit_code == 0 and r2.stdout == ""
+    assert out.read_text(encoding="utf-8") == r.stdout
+
+
+# -- the shared table output used by solve/simulate ------------------------------------------------
+def _table_app() -> typer.Typer:
+    """A throwaway app using the same helpers and error handler as the real commands."""
+    from linkcli.cli.app import LinkcliGroup
+
+    test_app = typer.Typer(cls=LinkcliGroup, pretty_exceptions_enable=False, add_completion=False)
+
+    @test_app.callback()
+    def root() -> None:
+        """Test app."""
+
+    @test_app.command("demo")
+    def demo(fmt: DataFormatOption = DataFormat.table, output: OutputOption = None, quiet: QuietOption = False,
+             fail: bool = False) -> None:
+        t = ResultTable(4, metadata={"file": "demo.yaml"})
+        t.add("A", "q", "deg", np.array([0.0, 0.5, np.nan, 1e-300]))
+        t.add("", "status", "", np.array(["CONVERGED", "CONVERGED", "NO_ASSEMBLY", "x, \"y\""]))
+        emit_table(t, output=output, fmt=fmt, quiet=quiet)
+        finish(1 if fail else 0, t.n, quiet=quiet, first_failure="row 2: NO_ASSEMBLY")
+
+    return test_app
+
+
+def test_emit_table_formats_and_files(runner, tmp_path):
+    test_app = _table_app()
+    r = runner.invoke(test_app, ["demo", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[0] == ["A.q [deg]", "status"] and len(rows) == 5
+    assert rows[4] == ["1e-300", 'x, "y"'] and rows[3][0] == "nan"
+
+    r = runner.invoke(test_app, ["demo", "-f", "json"])
+    doc = json.loads(r.stdout)
+    assert doc["data"]["A.q [deg]"] == [0.0, 0.5, None, 1e-300]
+
+    r = runner.invoke(test_app, ["demo"])
+    assert r.exit_code == 0 and "A.q [deg]" in r.stdout and "NO_ASSEMBLY" in r.stdout
+
+    out = tmp_path / "res.json"
+    r = runner.invoke(test_app, ["demo", "-o", str(out), "--fail"])
+    assert r.exit_code == ExitCode.ANALYSIS_FAILED  # some case failed: rows still written
+    assert r.stdout == "" and "1 of 4 cases failed" in r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["n_rows"] == 4 and doc["metadata"]["file"] == "demo.yaml"
+    assert [f.name for f in tmp_path.iterdir()] == ["res.json"]  # no temporary files left
+
+    r = runner.invoke(test_app, ["demo", "-o", str(tmp_path / "res.txt")])
+    assert r.exit_code == ExitCode.USAGE and ".csv" in r.stderr and ".json" in r.stderr
+    r = runner.invoke(test_app, ["demo", "-o", str(tmp_path / "nodir" / "res.csv")])
+    assert r.exit_code == ExitCode.USAGE and "does not exist" in r.stderr
+
+
+def test_render_keeps_to_the_console_width():
+    from rich.console import Console
+
+    from linkcli.cli.render import render_table
+
+    t = ResultTable(100)
+    for k in range(12):
+        t.add(f"link{k}", "x", "m", np.linspace(0, 1, 100))
+    con = Console(width=60, record=True, file=io.StringIO())
+    render_table(t, con, max_rows=6)
+    text = con.export_text()
+    assert all(len(line) <= 60 for line in text.splitlines())
+    assert "link0.x [m]" in text and "link11.x [m]" not in text
+    assert "100 rows, 6 shown" in text and "of 12 columns shown" in text
+
+
+def test_info_uses_rank_mobility_when_available(runner, fourbar_path, monkeypatch):
+    """Contract with linkcli.core.mobility: mobility_report(mech, q) -> object with .mobility."""
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    @dataclass
+    class Report:
+        mobility: int
+        rank: int
+
+    calls = []
+
+    def mobility_report(mech, q):
+        calls.append(q.shape)
+        return Report(mobility=1, rank=3)
+
+    fake = types.ModuleType("linkcli.core.mobility")
+    fake.mobility_report = mobility_report
+    monkeypatch.setitem(sys.modules, "linkcli.core.mobility", fake)
+    r = invoke(runner, "info", "-f", "json", fourbar_path)
+    assert r.exit_code == 0, r.output
+    mob = json.loads(r.stdout)["mobility"]
+    assert mob["rank"] == 1 and mob["gruebler"] == 1 and mob["rank_details"] == {"mobility": 1, "rank": 3}
+    assert calls == [(4,)]

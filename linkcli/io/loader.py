@@ -7,6 +7,7 @@ say how to fix each problem.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -51,7 +52,12 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
     try:
         model = model_cls.model_validate(data, context={"kind": kind})
     except ValidationError as exc:
-        raise MechanismFileError(pydantic_diagnostics(exc, data, smap, path, model_cls)) from None
+        found = _pydantic_problems(exc, data, smap, path, model_cls)
+        diags = [d for d, _ in found]
+        prune = [p for _, p in found]
+        if model_cls is Mechanism and all(p is not None for p in prune):
+            diags += _checks_without(data, prune, smap, path, kind)
+        raise MechanismFileError(diags) from None
     problems = check(model) if isinstance(model, Mechanism) else []
     diags = [_diag(path, smap, p.path, p.message, p.hint, p.severity) for p in problems]
     errors = [d for d in diags if d.severity == "error"]
@@ -102,8 +108,8 @@ def describe(err: dict, loc: tuple, model_cls: type[BaseModel]) -> tuple[str, st
         return f"expected a finite number, got {short_repr(value)}", "inf and nan are not allowed here."
     if typ in ("bool_type", "bool_parsing"):
         return f"expected true or false, got {short_repr(value)}", "Write true or false (yes/no/on/off are text)."
-    if typ in ("string_type",):
-        return f"expected text, got {short_repr(value)}", ""
+    if typ == "string_type":
+        return f"expected text, got {short_repr(value)}", "Write plain text (quote it if it holds ': ' or '#')."
     if typ == "string_pattern_mismatch":
         if "\\." in ctx.get("pattern", ""):
             return f"{short_repr(value)} is not a reference", "Write `link` or `link.frame`. " + NAME_RULE + "."
@@ -117,12 +123,14 @@ def describe(err: dict, loc: tuple, model_cls: type[BaseModel]) -> tuple[str, st
         return f"{short_repr(value)} is not allowed", f"Use one of {expected}." + (f" {close}" if close else "")
     if typ in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
-        word = "negative" if bound == 0 and typ == "greater_than_equal" else f"not > {bound:g}"
-        return f"{short_repr(value)} is {word}", f"The value must be {'>=' if typ.endswith('equal') else '>'} {bound:g}."
+        relation = ">=" if typ == "greater_than_equal" else ">"
+        word = "negative" if bound == 0 and relation == ">=" else f"not {relation} {bound:g}"
+        return f"{short_repr(value)} is {word}", f"The value must be {relation} {bound:g}."
     if typ in ("dict_type", "model_type", "model_attributes_type"):
-        return f"expected a mapping (key: value lines), got {short_repr(value)}", ""
+        return (f"expected a mapping (key: value lines), got {short_repr(value)}",
+                "Write indented `key: value` lines below this key, or {key: value, ...}.")
     if typ == "list_type":
-        return f"expected a list such as [1, 2], got {short_repr(value)}", ""
+        return f"expected a list such as [1, 2], got {short_repr(value)}", "Write the items in brackets: [a, b, ...]."
     if typ == "too_short":
         return "list is too short", err["msg"] + "."
     if typ == "union_tag_invalid":
@@ -134,13 +142,69 @@ def describe(err: dict, loc: tuple, model_cls: type[BaseModel]) -> tuple[str, st
     return err["msg"], ""
 
 
+#: Keys that nothing else in a file depends on: when the model rejects only values under such
+#: keys (or unknown keys that stand for one), the rest of the file is checked without them, so
+#: the semantic problems (references, topology, geometry) are reported in the same run. Values
+#: that others refer to (names, frames, kind, `actuated`, joint types ...) are never left out:
+#: that would add follow-on errors the user did not make.
+INERT_KEYS = frozenset({"description", "units", "gravity", "effector", "tool", "assembly", "analysis",
+                        "mass", "cg", "inertia", "shape", "axis", "limits", "$schema",
+                        "springs", "dampers", "loads", "drivers"})
+ELEMENT_GROUPS = ("springs", "dampers", "loads", "drivers")  # left out one element at a time
+
+
+def _prune_path(typ: str, loc: tuple, data: Any, model_cls: type[BaseModel]) -> tuple | None:
+    """What to leave out so that the rest of the file validates despite this error, or None
+    when leaving anything out could change the meaning of the rest."""
+    if typ == "extra_forbidden":
+        close = closest(loc[-1], keys_at(model_cls, loc[:-1]))
+        if close is None or (close not in INERT_KEYS and not _exists(data, loc[:-1] + (close,))):
+            return None  # it may stand for a missing required or meaningful key
+        return loc
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and part in INERT_KEYS and part in keys_at(model_cls, loc[:i]):
+            return loc[: i + 2] if part in ELEMENT_GROUPS else loc[: i + 1]
+    return None
+
+
+def _checks_without(data: Any, prune: list[tuple], smap: SourceMap, path: str, kind: str) -> list[Diagnostic]:
+    """Semantic errors of ``data`` without the ``prune`` paths (none if it still does not validate)."""
+    data = copy.deepcopy(data)
+    for loc in prune:
+        node = data
+        for part in loc[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(loc[-1], None)
+    try:
+        model = Mechanism.model_validate(data, context={"kind": kind})
+    except ValidationError:
+        return []
+    return [_diag(path, smap, p.path, p.message, p.hint) for p in check(model)
+            if p.severity == "error" and not any(p.path[:len(loc)] == loc for loc in prune)]
+
+
+def _exists(data: Any, loc: tuple) -> bool:
+    for part in loc:
+        if not (isinstance(data, dict) and part in data):
+            return False
+        data = data[part]
+    return True
+
+
 def pydantic_diagnostics(exc: ValidationError, data: Any, smap: SourceMap, path: str,
                          model_cls: type[BaseModel] = Mechanism) -> list[Diagnostic]:
     """One diagnostic per distinct location (unions report every member; keep the first).
 
     A missing required key is not reported when an unknown key next to it is its misspelling
     (``nmae:`` reports "unknown key 'nmae'. Did you mean 'name'?" only)."""
-    out: dict[tuple, Diagnostic] = {}
+    return [d for d, _ in _pydantic_problems(exc, data, smap, path, model_cls)]
+
+
+def _pydantic_problems(exc: ValidationError, data: Any, smap: SourceMap, path: str,
+                       model_cls: type[BaseModel]) -> list[tuple[Diagnostic, tuple | None]]:
+    """(diagnostic, path to leave out for the semantic checks or None) per distinct location."""
+    out: dict[tuple, tuple[Diagnostic, tuple | None]] = {}
     misspelt: set[tuple] = set()  # paths of required keys that an unknown key misspells
     for err in exc.errors():
         typ = err["type"]
@@ -157,8 +221,8 @@ def pydantic_diagnostics(exc: ValidationError, data: Any, smap: SourceMap, path:
             misspelt.add(loc[:-1] + (closest(loc[-1], keys_at(model_cls, loc[:-1])),))
         message, hint = describe(err, loc, model_cls)
         line, col = smap.locate(loc[:-1] if missing else loc)
-        out[loc] = Diagnostic(path, line, col, loc, message, hint)
-    return [d for loc, d in out.items() if loc not in misspelt]
+        out[loc] = Diagnostic(path, line, col, loc, message, hint), _prune_path(typ, loc, data, model_cls)
+    return [found for loc, found in out.items() if loc not in misspelt]
 
 
 def _node(data: Any, loc: tuple) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -300,7 +300,9 @@ class Checker:
                 else:
                     info = self.joint_ref(path + ("joint",), e.joint)
                     if info and info[0] != "revolute":
-                        self.error(path + ("joint",), f"joint '{e.joint}' is {info[0]}; torsional elements act on revolute joints")
+                        self.error(path + ("joint",), f"joint '{e.joint}' is {info[0]}; torsional "
+                                   f"elements act on revolute joints",
+                                   "Use a linear element (between: [link.frame, link.frame]) instead.")
         for name, load in m.loads.items():
             path = ("loads", name)
             self.frame_ref(path + ("link",), load.link)
@@ -326,7 +328,8 @@ class Checker:
             if info:
                 jtype, actuated = info
                 if jtype not in ("revolute", "prismatic"):
-                    self.error(path + ("joint",), f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}")
+                    self.error(path + ("joint",), f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}",
+                               "Drive a revolute or prismatic joint (split this joint into such joints).")
                 elif not actuated:
                     self.error(path + ("joint",), f"joint '{d.joint}' is not actuated",
                                f"Add `actuated: true` to joint {d.joint}.")
@@ -353,12 +356,12 @@ class Checker:
                 names[v] = actuated
         for key, value in self.m.assembly.items():
             if isinstance(value, list) and key in self.joints:
-                n = JOINT_NVARS[self.joints[key][0]]
-                if len(value) != n:
+                jvars = variable_names(key, self.joints[key][0])
+                if len(value) != len(jvars):
+                    n = len(jvars)
                     self.error(("assembly", key), f"joint '{key}' has {n} variable{'s' * (n != 1)}, "
                                f"got {len(value)} values",
-                               f"Give {n} value{'s' * (n != 1)}" + (f" [{', '.join(variable_names(key, self.joints[key][0]))}]."
-                                                                      if n > 1 else "."))
+                               f"Give {n} value{'s' * (n != 1)}: [{', '.join(jvars)}].")
             elif key not in names:
                 self.error(("assembly", key), f"unknown joint variable '{key}'",
                            choices_hint("variables", key, names))

@@ -1,0 +1,375 @@
+"""Pydantic models of a job file (``linkcli batch JOBS.yaml``), 1:1 with the YAML.
+
+A job file lists jobs by name; each job names mechanism files (paths or globs relative to the
+job file), an analysis with its options, optional figures and acceptance checks, and optionally
+a parameter study (variants of the mechanism document)::
+
+    out_dir: ../../results            # relative to this file; --out-dir overrides it
+    jobs:
+      fourbar:
+        files: ../fourbar.yaml
+        analysis: solve               # solve | ik | jacobian | simulate
+        options: {sweep: {crank_pin: {from: 0, to: 360, step: 2}}}
+        figures:
+          - {range_of_motion: O4}
+        checks:
+          - {column: "B.transmission [deg]", min: 40}
+          - {max_loop_residual: 1.0e-9}
+
+Like mechanism files, job files are read with :func:`linkcli.io.yaml_source.read_yaml_file` and
+validated by :func:`linkcli.io.loader.validate_document` (``model_cls=JobFile``), so every
+problem is a ``file:line:col`` diagnostic. What needs the mechanism files (do the parameter
+paths exist? do the columns exist?) is checked when the jobs run and reported per job.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag, field_validator, model_validator
+
+from .base import Strict, choices_hint, located_error
+from .mechanism import Bool, FrameRef, Name, NonNeg, Num, Pos, SimulateDefaults, SolveDefaults, Vec
+
+ANALYSES = ("solve", "ik", "jacobian", "simulate")
+AnalysisName = Literal["solve", "ik", "jacobian", "simulate"]
+Text = Annotated[str, StringConstraints(min_length=1)]
+Count = Annotated[int, Field(strict=True, ge=1)]
+
+#: most variants a study may have (a grid's product included)
+MAX_VARIANTS = 10_000_000
+
+# -- parameter paths ---------------------------------------------------------------------------------
+_KEY = r"[A-Za-z_$][A-Za-z0-9_\-$]*"
+_PATH = re.compile(rf"{_KEY}(\[\d+\])*(\.{_KEY}(\[\d+\])*)*")
+_PART = re.compile(rf"({_KEY})|\[(\d+)\]")
+PATH_HINT = ("Write keys joined by '.' and list positions in brackets, e.g. `links.coupler.frames.B[0]` "
+             "or `springs.s1.stiffness`.")
+
+
+def parse_parameter_path(text: str) -> tuple:
+    """``"links.coupler.frames.B[0]"`` -> ``("links", "coupler", "frames", "B", 0)``.
+    ValueError when the text is not a path."""
+    if not isinstance(text, str) or not _PATH.fullmatch(text):
+        raise ValueError(f"{text!r} is not a parameter path")
+    return tuple(m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PART.finditer(text))
+
+
+# -- figures and checks ----------------------------------------------------------------------------
+Stat = Literal["min", "max", "mean", "std", "range", "absmax", "first", "last"]
+FIGURE_KINDS = ("column", "path_deviation", "range_of_motion", "peak_driver_load", "grashof")
+CHECK_SHORTCUTS = ("min_transmission_angle", "max_loop_residual", "max_driver_torque")
+
+
+def _exactly_one(model: Strict, keys: tuple, what: str) -> list[str]:
+    given = [k for k in keys if getattr(model, k) not in (None, False)]
+    if len(given) > 1:
+        raise located_error(f"{what} takes one of {', '.join(keys)}; got {', '.join(given)}", sub=(given[1],),
+                            hint="Split it into two entries.")
+    if not given:
+        raise located_error(f"{what} needs one of {', '.join(keys)}",
+                            hint=f"For example `{{{keys[0]}: ...}}`.")
+    return given
+
+
+class Figure(Strict):
+    """A number (or label) computed from a job's result table, reported per job or per variant.
+
+    One of: ``column`` with ``stat`` (min, max, mean, std, range, absmax, first, last over the
+    column's finite values; a ``*`` in the column name matches any text); ``path_deviation: FRAME``
+    (studies: largest distance between the frame's path in a variant and in the nominal
+    mechanism at the same inputs, file length unit); ``range_of_motion: VARIABLE`` (max - min of a
+    joint variable); ``peak_driver_load: DRIVER`` (simulate: largest |torque or force| of a
+    driver); ``grashof: true`` (Grashof class of each four-bar loop)."""
+
+    name: Optional[Text] = None
+    column: Optional[Text] = None
+    stat: Stat = "max"
+    path_deviation: Optional[FrameRef] = None
+    range_of_motion: Optional[Text] = None
+    peak_driver_load: Optional[Name] = None
+    grashof: Bool = False
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Figure":
+        _exactly_one(self, FIGURE_KINDS, "a figure")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in FIGURE_KINDS if getattr(self, k) not in (None, False))
+
+
+class Check(Strict):
+    """An acceptance check, pass or fail: ``{column: C, min: a, max: b}`` (every finite value of
+    the column within the bounds; ``abs: true`` compares |values|; ``*`` in C matches any
+    text), ``{figure: NAME, min/max}`` (a figure of this job), or a shortcut:
+    ``min_transmission_angle: DEG`` (every four-bar transmission angle, in degrees whatever the
+    file's units), ``max_loop_residual: R`` (solve: loop residuals; simulate: the constraint
+    residual), ``max_driver_torque: T`` (simulate: |torque| of every driver, N m, or N for a
+    prismatic one)."""
+
+    name: Optional[Text] = None
+    column: Optional[Text] = None
+    figure: Optional[Text] = None
+    min: Optional[Num] = None
+    max: Optional[Num] = None
+    abs: Bool = False
+    min_transmission_angle: Optional[Num] = None
+    max_loop_residual: Optional[NonNeg] = None
+    max_driver_torque: Optional[NonNeg] = None
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> "Check":
+        (subject,) = _exactly_one(self, ("column", "figure") + CHECK_SHORTCUTS, "a check")
+        if subject in ("column", "figure"):
+            if self.min is None and self.max is None:
+                raise located_error(f"a {subject} check needs `min:` or `max:` (or both)", sub=(subject,),
+                                    hint=f"For example `{{{subject}: ..., min: 40}}`.")
+            if self.min is not None and self.max is not None and self.min > self.max:
+                raise located_error(f"min ({self.min:g}) is larger than max ({self.max:g})", sub=("min",))
+        else:
+            extra = [k for k in ("min", "max") if getattr(self, k) is not None] + (["abs"] if self.abs else [])
+            if extra:
+                raise located_error(f"`{extra[0]}` does not apply to {subject}", sub=(extra[0],),
+                                    hint=f"The value of {subject} is the limit.")
+        return self
+
+    @property
+    def subject(self) -> str:
+        return next(k for k in ("column", "figure") + CHECK_SHORTCUTS if getattr(self, k) is not None)
+
+    def label(self) -> str:
+        """Default name: ``B.transmission >= 40``, ``max_loop_residual <= 1e-09``."""
+        if self.name:
+            return self.name
+        subject = self.subject
+        if subject in ("column", "figure"):
+            what = re.sub(r"\s*\[[^\]]*\]$", "", getattr(self, subject))
+            what = f"|{what}|" if self.abs else what
+            if self.min is not None and self.max is not None:
+                return f"{self.min:g} <= {what} <= {self.max:g}"
+            return f"{what} >= {self.min:g}" if self.min is not None else f"{what} <= {self.max:g}"
+        op = ">=" if subject.startswith("min") else "<="
+        return f"{subject} {op} {getattr(self, subject):g}"
+
+
+# -- studies ------------------------------------------------------------------------------------------
+StudyMethod = Literal["grid", "list", "random", "lhs", "normal"]
+_NEEDS = {"grid": "`values: [...]` or `from:`, `to:` and `num:` or `step:`",
+          "list": "`values: [...]` (the same number in every parameter)",
+          "random": "`low:` and `high:`", "lhs": "`low:` and `high:`",
+          "normal": "`sd:` or `tolerance:` (3 sd), and `mean:` when the file has no number there"}
+_FIELDS = {"grid": ("values", "from_", "to", "num", "step"), "list": ("values",),
+           "random": ("low", "high"), "lhs": ("low", "high"), "normal": ("sd", "tolerance", "mean")}
+
+
+class Parameter(Strict):
+    """How one parameter varies; which keys apply depends on the study's method:
+    grid: ``values`` or ``from``/``to`` with ``num`` or ``step``; list: ``values``;
+    random and lhs: ``low``/``high`` (uniform); normal: ``sd`` or ``tolerance`` (= 3 sd) about
+    ``mean`` (default: the value in the mechanism file)."""
+
+    values: Optional[Annotated[list[Any], Field(min_length=1)]] = None
+    from_: Optional[Num] = Field(default=None, alias="from")
+    to: Optional[Num] = None
+    num: Optional[Count] = None
+    step: Optional[Pos] = None
+    low: Optional[Num] = None
+    high: Optional[Num] = None
+    sd: Optional[NonNeg] = None
+    tolerance: Optional[NonNeg] = None
+    mean: Optional[Num] = None
+
+    def given(self) -> list[str]:
+        return [k for k in type(self).model_fields if getattr(self, k) is not None]
+
+
+def _alias(field: str) -> str:
+    return "from" if field == "from_" else field
+
+
+class Study(Strict):
+    """Variants of each mechanism document of the job: parameters by path into the document,
+    varied by ``method``. ``variants`` and ``seed`` for random, lhs and normal; variant ``i``'s
+    random numbers come from ``(seed, i)`` only (lhs: from ``seed`` and ``variants``)."""
+
+    method: StudyMethod
+    parameters: Annotated[dict[str, Parameter], Field(min_length=1)]
+    variants: Optional[Annotated[int, Field(strict=True, ge=1, le=MAX_VARIANTS)]] = None
+    seed: Annotated[int, Field(strict=True, ge=0)] = 0
+    #: variants per task (default: about 8 tasks per worker, at most 256 variants each)
+    chunk_size: Optional[Count] = None
+    #: the job passes when at least this fraction of the variants pass
+    pass_fraction: Annotated[float, Field(strict=True, ge=0, le=1)] = 1.0
+    #: the study table's file name in the output folder: .csv, .json or .parquet
+    output: Optional[Text] = None
+
+    @field_validator("parameters")
+    @classmethod
+    def _paths(cls, value: dict) -> dict:
+        for key in value:
+            try:
+                parse_parameter_path(key)
+            except ValueError:
+                raise located_error(f"{key!r} is not a parameter path", sub=(key,), hint=PATH_HINT) from None
+        return value
+
+    @model_validator(mode="after")
+    def _method_fields(self) -> "Study":
+        m = self.method
+        for key, p in self.parameters.items():
+            wrong = [f for f in p.given() if f not in _FIELDS[m]]
+            if wrong:
+                raise located_error(f"`{_alias(wrong[0])}` does not apply to method {m}", sub=("parameters", key, _alias(wrong[0])),
+                                    hint=f"A {m} parameter takes {_NEEDS[m]}.")
+            ok = {"grid": p.values is not None or (p.from_ is not None and p.to is not None
+                                                   and (p.num is not None or p.step is not None)),
+                  "list": p.values is not None,
+                  "random": p.low is not None and p.high is not None,
+                  "lhs": p.low is not None and p.high is not None,
+                  "normal": (p.sd is None) != (p.tolerance is None)}[m]
+            if not ok:
+                raise located_error(f"parameter {key!r} of a {m} study is incomplete", sub=("parameters", key),
+                                    hint=f"Give {_NEEDS[m]}.")
+            if m == "grid" and p.values is not None and len(p.given()) > 1:
+                raise located_error("give `values` or a range, not both", sub=("parameters", key, "values"))
+            if m == "grid" and p.values is None and p.num is not None and p.step is not None:
+                raise located_error("give `num` or `step`, not both", sub=("parameters", key, "step"))
+            if m in ("random", "lhs") and not p.low < p.high:
+                raise located_error(f"low ({p.low:g}) must be below high ({p.high:g})", sub=("parameters", key, "high"))
+        if m == "list":
+            sizes = {len(p.values) for p in self.parameters.values()}
+            if len(sizes) > 1:
+                raise located_error(f"every parameter of a list study needs the same number of values, got "
+                                    f"{sorted(sizes)}", sub=("parameters",),
+                                    hint="Variant i takes the i-th value of each parameter; use method grid for "
+                                         "every combination.")
+        if m in ("random", "lhs", "normal") and self.variants is None:
+            raise located_error(f"a {m} study needs `variants:` (how many)", hint="Add e.g. `variants: 1000`.")
+        if m in ("grid", "list") and self.variants is not None:
+            raise located_error(f"`variants` does not apply to a {m} study (its values give the count)",
+                                sub=("variants",))
+        if m == "grid" and self.grid_size() > MAX_VARIANTS:
+            raise located_error(f"the grid has {self.grid_size():.3g} variants, more than {MAX_VARIANTS}",
+                                sub=("parameters",), hint="Use fewer values, or method random/lhs.")
+        return self
+
+    def grid_size(self) -> int:
+        n = 1
+        for p in self.parameters.values():
+            if p.values is not None:
+                n *= len(p.values)
+            elif p.num is not None:
+                n *= p.num
+            else:
+                n *= int(math.floor(abs(p.to - p.from_) / p.step + 1e-9)) + 1
+        return n
+
+
+# -- jobs ---------------------------------------------------------------------------------------------
+class IKOptions(Strict):
+    """Targets in the file's units (planar x, y[, angle]; spatial x, y, z[, roll, pitch, yaw])."""
+
+    targets: Annotated[list[Vec], Field(min_length=1)]
+    mode: Optional[Literal["full", "position", "xy"]] = None
+    guess: dict[str, Num] = Field(default_factory=dict)
+
+
+class JacobianOptions(Strict):
+    set: dict[str, Num] = Field(default_factory=dict)
+    frame: Literal["base", "effector"] = "base"
+
+
+class JobBase(Strict):
+    #: mechanism files: a path or glob, or a list of them, relative to the job file
+    files: Annotated[list[Text], Field(min_length=1)]
+    description: str = ""
+    figures: list[Figure] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
+    #: result table file name in the output folder (.csv or .json); default ``<job id>.csv``
+    output: Optional[Text] = None
+    study: Optional[Study] = None
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _one_file(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        if not isinstance(value, list):
+            raise located_error(f"expected a file path or a list of them, got {value!r}",
+                                hint="Write e.g. `files: ../fourbar.yaml` or `files: [../*.yaml]`.")
+        return value
+
+    @model_validator(mode="after")
+    def _references(self) -> "JobBase":
+        names = [f.name for f in self.figures if f.name]
+        for i, f in enumerate(self.figures):
+            if f.path_deviation is not None and self.study is None:
+                raise located_error("path_deviation compares variants with the nominal mechanism: it needs a "
+                                    "`study`", sub=("figures", i, "path_deviation"),
+                                    hint="Add a study block, or use a column figure.")
+        for i, c in enumerate(self.checks):
+            if c.figure is not None and c.figure not in names:
+                raise located_error(f"unknown figure '{c.figure}'", sub=("checks", i, "figure"),
+                                    hint=choices_hint("figures (their `name:`)", c.figure, names))
+        return self
+
+
+class SolveJob(JobBase):
+    analysis: Literal["solve"] = "solve"
+    #: merged over the file's ``analysis.solve`` (a `set` or `sweep` here replaces the file's sweep)
+    options: SolveDefaults = Field(default_factory=SolveDefaults)
+
+
+class IKJob(JobBase):
+    analysis: Literal["ik"]
+    options: IKOptions
+
+
+class JacobianJob(JobBase):
+    analysis: Literal["jacobian"]
+    options: JacobianOptions = Field(default_factory=JacobianOptions)
+
+
+class SimulateJob(JobBase):
+    analysis: Literal["simulate"]
+    #: merged over the file's ``analysis.simulate``
+    options: SimulateDefaults = Field(default_factory=SimulateDefaults)
+
+
+class _UnknownAnalysis(Strict):
+    """Stands in for a job whose ``analysis`` is unknown, so that the error names that key."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    analysis: AnalysisName
+
+
+def _analysis_of(data: Any) -> str:
+    if not isinstance(data, dict):
+        return "solve"
+    value = data.get("analysis", "solve")
+    return value if isinstance(value, str) and value in ANALYSES else "unknown"
+
+
+Job = Annotated[Union[Annotated[SolveJob, Tag("solve")], Annotated[IKJob, Tag("ik")],
+                      Annotated[JacobianJob, Tag("jacobian")], Annotated[SimulateJob, Tag("simulate")],
+                      Annotated[_UnknownAnalysis, Tag("unknown")]],
+                Discriminator(_analysis_of)]
+
+
+class JobFile(Strict):
+    """A job file. See README.md ("Batch runs and parameter studies") for a commented example."""
+
+    description: str = ""
+    #: output folder, relative to the job file (``--out-dir`` overrides it)
+    out_dir: Optional[Text] = None
+    jobs: Annotated[dict[Name, Job], Field(min_length=1)]
+    schema_: Optional[str] = Field(default=None, alias="$schema")
+
+
+__all__ = ["JobFile", "SolveJob", "IKJob", "JacobianJob", "SimulateJob", "JobBase", "Study", "Parameter",
+           "Figure", "Check", "IKOptions", "JacobianOptions", "ANALYSES", "parse_parameter_path", "PATH_HINT",
+           "MAX_VARIANTS", "CHECK_SHORTCUTS", "FIGURE_KINDS"]

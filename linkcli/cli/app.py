@@ -40,7 +40,8 @@ COMMAND_MODULES = (
     "solve",  # solve and fk
     "ik",
     "jacobian",
-    # next: "simulate", "draw", "batch"
+    "simulate",
+    # next: "draw", "animate", "batch"
 )
 
 

@@ -1,0 +1,168 @@
+"""Dynamics simulation -> ResultTable (one row per saved step) and a summary.
+
+Initial conditions: motion-driven variables start at their driver's value and rate at t = 0;
+other actuated variables at ``set`` (file units; default: the assembly estimate) and
+``rates`` (default 0). The mechanism is assembled there (kinematics) and the initial actuated
+rates give consistent rates of every joint.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..core import transforms as tf
+from ..core.assembly import assemble
+from ..core.loop_closure import Status
+from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
+from ..core.profiles import evaluate_profile
+from ..core.velocity import joint_rates
+from ..results import ResultTable
+from .inputs import actuated_values
+
+
+@dataclass(frozen=True)
+class SimulateRequest:
+    """Inputs of a simulation in the file's units (times in s)."""
+
+    t_end: float = 1.0
+    dt: float = 1e-3
+    every: int = 1
+    set: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, float] = field(default_factory=dict)
+    tol: float = 1e-10
+
+
+@dataclass(frozen=True)
+class SimulateOutcome:
+    table: ResultTable | None
+    ok: bool
+    summary: dict
+    messages: list[str]
+    result: object = None  # the core SimulationResult (None when it could not start)
+
+
+def request_from_defaults(defaults) -> SimulateRequest:
+    if defaults is None:
+        return SimulateRequest()
+    return SimulateRequest(defaults.t_end, defaults.dt, defaults.every, dict(defaults.set), dict(defaults.rates))
+
+
+def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Actuated values and rates (SI, (n_act,) each) at t = 0, and notes for the user."""
+    a0 = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
+    ad0 = actuated_values(mech, req.rates, "--rate")
+    notes = []
+    for name, qi, kind, prof in zip(mech.driver_names, mech.driver_q, mech.driver_kind, mech.driver_profile):
+        if kind != DRIVE_MOTION:
+            continue
+        k = int(np.flatnonzero(mech.q_actuated == qi)[0])
+        value, rate, _ = evaluate_profile(prof, 0.0)
+        if mech.q_names[qi] in req.set or mech.q_names[qi] in req.rates:
+            notes.append(f"driver {name} prescribes {mech.q_names[qi]}: its value and rate at t = 0 are used")
+        a0[k], ad0[k] = float(value), float(rate)
+    return a0, ad0, notes
+
+
+def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
+                 progress: Callable[[float], None] | None = None) -> SimulateOutcome:
+    """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
+    state) or that stops early is not ok; what was computed is still in the table."""
+    from ..core.dynamics import simulate
+
+    a0, ad0, messages = initial_state(mech, req)
+    massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
+    if massless:
+        messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
+    start = assemble(mech, a0, mech.q_init, tol=req.tol)
+    if start.status != Status.CONVERGED:
+        loop = mech.joint_names[mech.loop_joint[start.worst_loop]] if mech.n_loops else "?"
+        msg = (f"cannot assemble at the initial values: loop closed by joint {loop} keeps a residual of "
+               f"{float(start.residual.max(initial=0)):.3g} (m or rad)")
+        return SimulateOutcome(None, False, {"status": "no_assembly", "message": msg}, messages + [msg])
+    qd0 = joint_rates(mech, start.q, ad0)
+    wall = time.perf_counter()
+    try:
+        res = simulate(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
+                       progress=progress)
+    except ValueError as exc:
+        msg = f"cannot start the simulation: {exc}"
+        return SimulateOutcome(None, False, {"status": "invalid_start", "message": msg}, messages + [msg])
+    wall = time.perf_counter() - wall
+    messages += list(res.warnings)
+    if not res.ok:
+        messages.append(res.message)
+    table = simulation_table(mech, res, loaded, req)
+    summary = _summary(mech, res, wall)
+    table.metadata["summary"] = summary
+    table.metadata["events"] = messages
+    return SimulateOutcome(table, res.ok, summary, messages, res)
+
+
+def _summary(mech: CompiledMechanism, res, wall: float) -> dict:
+    n_steps = int(round(res.t[-1] / res.dt)) if len(res.t) else 0
+    peak = {name: float(np.abs(res.driver_force[:, k]).max(initial=0.0)) for k, name in enumerate(mech.driver_names)}
+    return {"status": res.status, "message": res.message, "steps": n_steps, "dt": res.dt,
+            "t_end": float(res.t[-1]) if len(res.t) else 0.0, "wall_time_s": wall,
+            "max_constraint_residual": float(res.constraint_residual.max(initial=0.0)),
+            "max_energy_balance_error_J": float(np.abs(res.energy_balance_error).max(initial=0.0)),
+            "peak_driver_load": peak}
+
+
+def simulation_table(mech: CompiledMechanism, res, loaded, req: SimulateRequest) -> ResultTable:
+    """Columns: time, joint variables and rates, body poses, effector pose, element states,
+    joint reactions (on the child, world frame), driver loads, energies, constraint residual."""
+    n = len(res.t)
+    table = ResultTable.for_mechanism(mech, loaded, n=n, analysis="simulate",
+                                      solver={"dt": res.dt, "every": req.every, "tol": req.tol,
+                                              "integrator": "variational (RATTLE-type, maximal coordinates)"})
+    table.add("", "t", "s", res.t)
+    table.add_q(mech.q_names, res.q, mech.q_is_rotation)
+    table.add_q(mech.q_names, res.qd, mech.q_is_rotation, "qd", "s")
+    _add_poses(table, mech, res)
+    for k, name in enumerate(mech.axial_names):
+        table.add_length(name, "length", res.axial_length[:, k])
+        table.add_length(name, "rate", res.axial_rate[:, k], per="s")
+        table.add(name, "force", "N", res.axial_force[:, k])
+    for k, name in enumerate(mech.torsional_names):
+        table.add_angle(name, "angle", res.torsional_angle[:, k])
+        table.add_angle(name, "rate", res.torsional_rate[:, k], per="s")
+        table.add(name, "torque", "N m", res.torsional_torque[:, k])
+    force_axes = ("x", "y") if mech.planar else ("x", "y", "z")
+    moment_axes = ("z",) if mech.planar else ("x", "y", "z")
+    for j, name in enumerate(mech.joint_names):
+        for a in force_axes:
+            table.add(name, f"F{a}", "N", res.reaction_force[:, j, "xyz".index(a)])
+        for a in moment_axes:
+            table.add(name, f"M{a}", "N m", res.reaction_moment[:, j, "xyz".index(a)])
+    for k, name in enumerate(mech.driver_names):
+        rot = mech.q_is_rotation[mech.driver_q[k]]
+        table.add(name, "torque" if rot else "force", "N m" if rot else "N", res.driver_force[:, k])
+    for quantity in ("kinetic", "potential", "total", "work_dampers", "work_drivers", "work_loads"):
+        table.add("energy", quantity, "J", getattr(res, quantity))
+    table.add("energy", "balance_error", "J", res.energy_balance_error)
+    table.add("", "constraint_residual", "", res.constraint_residual)
+    return table
+
+
+def _add_poses(table: ResultTable, mech: CompiledMechanism, res) -> None:
+    for i in range(1, mech.n_links):
+        _add_pose(table, mech, mech.link_names[i], res.link_pose[:, i])
+    _add_pose(table, mech, "effector", res.effector_pose)
+
+
+def _add_pose(table: ResultTable, mech: CompiledMechanism, name: str, T: np.ndarray) -> None:
+    p = T[:, :3, 3]
+    if mech.planar:
+        table.add_length(name, "x", p[:, 0])
+        table.add_length(name, "y", p[:, 1])
+        table.add_angle(name, "angle", np.unwrap(tf.planar_pose(T)[:, 2]))  # continuous in time
+        return
+    for k, axis in enumerate("xyz"):
+        table.add_length(name, axis, p[:, k])
+    quat = tf.matrix_to_quaternion(T[:, :3, :3])
+    for k, c in enumerate(("qw", "qx", "qy", "qz")):
+        table.add(name, c, "", quat[:, k])

@@ -1,0 +1,106 @@
+"""``linkcli simulate FILE``: constrained multibody dynamics (variational integrator).
+
+Defaults come from the file's ``analysis.simulate``; options override them. A progress bar on
+stderr for long runs (not when stderr is not a terminal, or with --quiet), then a summary:
+steps, wall time, largest constraint residual, energy balance error, peak driver loads.
+A run that stops early (diverged step, cannot assemble) exits 1; what was computed is written.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
+
+DtOption = Annotated[Optional[float], typer.Option("--dt", help="Time step [s].", show_default=False)]
+TEndOption = Annotated[Optional[float], typer.Option("--t-end", help="Duration [s].", show_default=False)]
+EveryOption = Annotated[Optional[int], typer.Option("--every", help="Save every N-th step.", show_default=False)]
+SetOption = Annotated[Optional[List[str]], typer.Option(
+    "--set", metavar="JOINT=VALUE", help="Initial actuated value (file units).", show_default=False)]
+RateOption = Annotated[Optional[List[str]], typer.Option(
+    "--rate", metavar="JOINT=VALUE", help="Initial actuated rate (file units per s).", show_default=False)]
+PlotOption = Annotated[Optional[Path], typer.Option(  # --plot (linkcli.plot, `plot` extra)
+    "--plot", metavar="FILE", dir_okay=False, show_default=False,
+    help="Also write a figure (.png, .svg, .pdf): joint variables, driver loads, reactions, energy vs time.")]
+
+
+def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None, every: EveryOption = None,
+             set_: SetOption = None, rate: RateOption = None, output: OutputOption = None,
+             fmt: DataFormatOption = DataFormat.table, quiet: QuietOption = False, plot: PlotOption = None) -> None:
+    """Simulate the mechanism's motion under gravity, springs, dampers, loads and drivers.
+    Example: linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end 2 -o run.csv"""
+    from dataclasses import replace
+
+    from linkcli.analyses.inputs import parse_assignment
+    from linkcli.analyses.simulate import request_from_defaults, run_simulate
+    from linkcli.errors import AnalysisInputError
+
+    if plot is not None:  # --plot: format and matplotlib checked before the run
+        from linkcli.plot.figures import check_figure_path
+
+        check_figure_path(plot)
+    loaded, mech = load_and_compile(file)
+    print_diagnostics(loaded.warnings, quiet)
+    req = request_from_defaults(loaded.model.analysis.simulate)
+    overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
+    if any(v <= 0 for v in overrides.values()):
+        raise AnalysisInputError("--dt, --t-end and --every must be positive")
+    req = replace(req, **overrides,
+                  set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
+                  rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
+    with _progress(req.t_end, quiet) as progress:
+        outcome = run_simulate(mech, req, loaded, progress)
+    if not quiet:
+        for message in outcome.messages:
+            echo_err(f"{file}: warning: {message}")
+    if outcome.table is not None:
+        emit_table(outcome.table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: simulation")
+        if plot is not None:  # --plot
+            from linkcli.plot.figures import simulation_figure
+
+            simulation_figure(outcome.table, plot)
+            if not quiet:
+                echo_err(f"wrote {plot}")
+    if not quiet:
+        _print_summary(outcome.summary)
+    finish(0 if outcome.ok else 1, 1, quiet=quiet, what="simulations", first_failure=outcome.summary.get("message", ""))
+
+
+class _progress:
+    """A rich progress bar over simulated time on stderr, or a no-op callback."""
+
+    def __init__(self, t_end: float, quiet: bool) -> None:
+        self.t_end, self.enabled, self.bar = t_end, not quiet and sys.stderr.isatty(), None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("t = {task.completed:.3f} s"),
+                            TimeRemainingColumn(), transient=True)
+        self.bar.start()
+        task = self.bar.add_task("sim", total=self.t_end)
+        return lambda t: self.bar.update(task, completed=t)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _print_summary(s: dict) -> None:
+    if "steps" not in s:
+        return
+    peak = ", ".join(f"{k} {v:.6g}" for k, v in s["peak_driver_load"].items()) or "no drivers"
+    echo_err(f"{s['status']}: {s['steps']} steps of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
+             f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual']:.3g}; "
+             f"energy balance error {s['max_energy_balance_error_J']:.3g} J; peak driver load {peak}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate)

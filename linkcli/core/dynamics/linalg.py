@@ -1,0 +1,189 @@
+"""Small dense linear algebra and 3-vector helpers for the per-step kernels.
+
+3-vectors are tuples ``(x, y, z)`` (no allocation in compiled code); rotations are (3, 3)
+arrays. The LU solver works in place on preallocated arrays and reports singular matrices
+through its return value instead of raising, so a kernel can stop with a status.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import maybe_njit
+
+
+@maybe_njit
+def dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@maybe_njit
+def cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@maybe_njit
+def add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@maybe_njit
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@maybe_njit
+def scale(s, a):
+    return (s * a[0], s * a[1], s * a[2])
+
+
+@maybe_njit
+def row3(A, i):
+    """Row ``i`` of a (n, 3) array as a tuple."""
+    return (A[i, 0], A[i, 1], A[i, 2])
+
+
+@maybe_njit
+def matvec(R, v):
+    """``R @ v`` for a (3, 3) array and a 3-tuple."""
+    return (R[0, 0] * v[0] + R[0, 1] * v[1] + R[0, 2] * v[2],
+            R[1, 0] * v[0] + R[1, 1] * v[1] + R[1, 2] * v[2],
+            R[2, 0] * v[0] + R[2, 1] * v[1] + R[2, 2] * v[2])
+
+
+@maybe_njit
+def matTvec(R, v):
+    """``R.T @ v`` for a (3, 3) array and a 3-tuple."""
+    return (R[0, 0] * v[0] + R[1, 0] * v[1] + R[2, 0] * v[2],
+            R[0, 1] * v[0] + R[1, 1] * v[1] + R[2, 1] * v[2],
+            R[0, 2] * v[0] + R[1, 2] * v[1] + R[2, 2] * v[2])
+
+
+@maybe_njit
+def matmul3(A, B, out):
+    """``out = A @ B`` for (3, 3) arrays (``out`` must not alias the inputs)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@maybe_njit
+def matTmul3(A, B, out):
+    """``out = A.T @ B`` for (3, 3) arrays (``out`` must not alias the inputs)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
+
+
+@maybe_njit
+def wrap_angle(a):
+    """``a`` wrapped to [-pi, pi)."""
+    return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
+
+
+@maybe_njit
+def rotation_from_vector(phi, out):
+    """``out = exp(hat(phi))`` (3, 3), Rodrigues' formula with series for small angles (rad)."""
+    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    t = math.sqrt(t2)
+    if t < 1e-4:
+        a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
+        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+    else:
+        a = math.sin(t) / t
+        b = (1.0 - math.cos(t)) / t2
+    x, y, z = phi[0], phi[1], phi[2]
+    out[0, 0] = 1.0 - b * (y * y + z * z)
+    out[1, 1] = 1.0 - b * (x * x + z * z)
+    out[2, 2] = 1.0 - b * (x * x + y * y)
+    out[0, 1] = -a * z + b * x * y
+    out[1, 0] = a * z + b * x * y
+    out[0, 2] = a * y + b * x * z
+    out[2, 0] = -a * y + b * x * z
+    out[1, 2] = -a * x + b * y * z
+    out[2, 1] = a * x + b * y * z
+
+
+@maybe_njit
+def rotate_world(R, phi, tmp, tmp2):
+    """``R <- exp(hat(phi)) @ R`` in place (world-frame increment ``phi``, rad)."""
+    rotation_from_vector(phi, tmp)
+    matmul3(tmp, R, tmp2)
+    R[:, :] = tmp2
+
+
+@maybe_njit
+def reorthonormalize(R, S, T):
+    """One Newton-Schulz step ``R <- 1.5 R - 0.5 R R^T R`` in place (removes first-order drift
+    from SO(3)); ``S``, ``T`` are (3, 3) scratch arrays."""
+    for i in range(3):
+        for j in range(3):
+            S[i, j] = R[i, 0] * R[j, 0] + R[i, 1] * R[j, 1] + R[i, 2] * R[j, 2]
+    matmul3(S, R, T)
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = 1.5 * R[i, j] - 0.5 * T[i, j]
+
+
+@maybe_njit
+def lu_factor(A, n, piv):
+    """In-place LU with partial pivoting of ``A[:n, :n]``; returns the smallest
+    ``|pivot| / max|A|`` (0.0 when exactly singular) as a conditioning indicator."""
+    amax = 0.0
+    for i in range(n):
+        for j in range(n):
+            v = abs(A[i, j])
+            if v > amax:
+                amax = v
+    if amax == 0.0:
+        return 0.0
+    worst = 1.0
+    for k in range(n):
+        p = k
+        best = abs(A[k, k])
+        for i in range(k + 1, n):
+            v = abs(A[i, k])
+            if v > best:
+                best, p = v, i
+        piv[k] = p
+        if best == 0.0:
+            return 0.0
+        if best / amax < worst:
+            worst = best / amax
+        if p != k:
+            for j in range(n):
+                A[k, j], A[p, j] = A[p, j], A[k, j]
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            f = A[i, k] * inv
+            A[i, k] = f
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+    return worst
+
+
+@maybe_njit
+def lu_solve(A, n, piv, b):
+    """Solve in place ``A x = b`` (``b[:n]`` overwritten) with the factors of :func:`lu_factor`."""
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            b[k], b[p] = b[p], b[k]
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= A[i, j] * b[j]
+        b[i] = s
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= A[i, j] * b[j]
+        b[i] = s / A[i, i]
+
+
+def empty_work(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scratch (matrix (n, n), pivots (n,), right-hand side (n,)) for :func:`lu_factor`."""
+    return np.zeros((n, n)), np.zeros(n, dtype=np.int64), np.zeros(n)

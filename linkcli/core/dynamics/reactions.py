@@ -1,0 +1,102 @@
+"""Joint reactions from the constraint multipliers.
+
+The constraint force on the bodies is ``-G^T lambda``. The rows of joint ``j`` (and of a
+motion driver on it) give the wrench the joint exerts on its child: force ``f`` (N) and
+moment about the child's joint-frame origin (N m), world frame. When rows were dropped as
+redundant, the multipliers are not unique: :func:`minimum_norm_multipliers` picks the
+minimum-norm set (angular rows scaled by the mechanism size so all multipliers are forces)
+that produces the same generalized constraint force.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import maybe_njit
+from .constraints import constraint_rows, eval_row
+from .kinematics import joint_geometry
+from .layout import G_OA, G_OB, G_SA, G_SB, J_PB, N_GEOMETRY, R_JOINT
+from .linalg import add, cross, row3, scale, sub
+from .structs import as_kernel
+
+
+@maybe_njit
+def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
+    """Reaction ``force (n_j, 3)`` and ``moment (n_j, 3)`` on each joint's child for the
+    multipliers ``lam (n_rows,)`` at one configuration (joint geometry ``JW``); ``fa``, ``ma``
+    (n_j, 3) scratch for the parent-side wrench (used when the child is the base)."""
+    force[:, :] = 0.0
+    moment[:, :] = 0.0
+    fa[:, :] = 0.0
+    ma[:, :] = 0.0
+    for i in range(m.ri.shape[0]):
+        if lam[i] == 0.0:
+            continue
+        j = m.ri[i, R_JOINT]
+        val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
+        for c in range(3):
+            force[j, c] -= lam[i] * gb_x[c]
+            moment[j, c] -= lam[i] * gb_t[c]
+            fa[j, c] -= lam[i] * ga_x[c]
+            ma[j, c] -= lam[i] * ga_t[c]
+    for j in range(force.shape[0]):
+        o_a, s_a, o_b, s_b = row3(JW[j], G_OA), row3(JW[j], G_SA), row3(JW[j], G_OB), row3(JW[j], G_SB)
+        if m.ji[j, J_PB] >= 0:  # moment about the CG -> about o_b = x_b + s_b
+            f = (force[j, 0], force[j, 1], force[j, 2])
+            mo = sub((moment[j, 0], moment[j, 1], moment[j, 2]), cross(s_b, f))
+        else:  # child is the base: minus the parent's wrench, moved to o_b
+            f = (fa[j, 0], fa[j, 1], fa[j, 2])
+            m_oa = sub((ma[j, 0], ma[j, 1], ma[j, 2]), cross(s_a, f))
+            mo = scale(-1.0, add(m_oa, cross(sub(o_a, o_b), f)))
+            f = scale(-1.0, f)
+        for c in range(3):
+            force[j, c] = f[c]
+            moment[j, c] = mo[c]
+
+
+@maybe_njit
+def _wrench_samples(m, pos, rot, drv, lam, force, moment):
+    nj = m.ji.shape[0]
+    JW = np.zeros((nj, N_GEOMETRY, 3))
+    fa, ma = np.zeros((nj, 3)), np.zeros((nj, 3))
+    for s in range(pos.shape[0]):
+        joint_geometry(m, pos[s], rot[s], JW)
+        joint_wrenches(m, rot[s], JW, drv[s], lam[s], force[s], moment[s], fa, ma)
+
+
+@maybe_njit
+def jacobians(m, pos, rot, drv, G):
+    """Jacobians ``G (n_s, n_rows, n)`` of all rows at saved states."""
+    n_rows = m.ri.shape[0]
+    rows = np.arange(n_rows)
+    g = np.zeros(n_rows)
+    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
+    for s in range(pos.shape[0]):
+        joint_geometry(m, pos[s], rot[s], JW)
+        constraint_rows(m, rows, n_rows, rot[s], JW, drv[s], g, G[s])
+
+
+def minimum_norm_multipliers(m, pos, rot, drv, lam, row_scale, col_scale, chunk: int = 2048) -> np.ndarray:
+    """Minimum-norm multipliers (n_s, n_rows) reproducing the generalized constraint force
+    ``G^T lam`` of each sample (``lam`` has zeros on dropped rows)."""
+    out = np.empty_like(lam)
+    km = as_kernel(m)
+    n = col_scale.shape[0]
+    for a in range(0, len(pos), chunk):
+        sl = slice(a, a + chunk)
+        G = np.zeros((len(pos[sl]), lam.shape[1], n))
+        jacobians(km, pos[sl], rot[sl], drv[sl], G)
+        Gs = G * row_scale[:, None] * col_scale[None, :]
+        force = np.einsum("sri,sr->si", G, lam[sl]) * col_scale  # scaled generalized force
+        lam_s = np.einsum("sri,si->sr", np.linalg.pinv(np.swapaxes(Gs, 1, 2)), force)
+        out[sl] = lam_s * row_scale
+    return out
+
+
+def reaction_history(m, pos, rot, drv, lam) -> tuple[np.ndarray, np.ndarray]:
+    """``(force, moment)`` (n_s, n_joints, 3) of saved states with multipliers ``lam``
+    (n_s, n_rows) and driver values ``drv`` (n_s, n_drivers)."""
+    nj = m.ji.shape[0]
+    force, moment = np.zeros((len(pos), nj, 3)), np.zeros((len(pos), nj, 3))
+    _wrench_samples(as_kernel(m), pos, rot, drv, lam, force, moment)
+    return force, moment

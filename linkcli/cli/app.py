@@ -41,7 +41,8 @@ COMMAND_MODULES = (
     "ik",
     "jacobian",
     "simulate",
-    # next: "draw", "animate", "batch"
+    "draw",  # pictures (linkcli.plot, `plot` extra)
+    "animate",
 )
 
 

@@ -8,6 +8,7 @@ file's sweep. Rows that cannot be assembled are kept with their status; exit 1 i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, List, Optional
 
 import typer
@@ -28,6 +29,14 @@ AccOption = Annotated[Optional[List[str]], typer.Option(
     help="Actuated acceleration (file units per s^2): adds accelerations.")]
 FramesOption = Annotated[Optional[str], typer.Option(
     "--output-frames", metavar="A,B,...", help="Only these frames' columns (link.frame names).", show_default=False)]
+# --plot (linkcli.plot, needs the `plot` extra) -------------------------------------------------
+PlotOption = Annotated[Optional[Path], typer.Option(
+    "--plot", metavar="FILE", dir_okay=False, show_default=False,
+    help="Also write a figure (.png, .svg, .pdf): the effector path on the mechanism, joint variables, "
+         "transmission angle and velocity ratios against the first swept input.")]
+PlotColumnsOption = Annotated[Optional[str], typer.Option(
+    "--plot-columns", metavar="A,B,...", show_default=False,
+    help="With --plot: a figure of these result columns (e.g. coupler.P.x,B.transmission) instead.")]
 
 
 def _pairs(items: list[str] | None, option: str) -> dict[str, float]:
@@ -54,9 +63,10 @@ def build_request(model, *, set_: list[str] | None, sweep: list[str] | None, zip
                    mode="zip" if zip_ else req.mode, output_frames=frames)
 
 
-def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True) -> None:
+def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, plot=None, plot_columns=None) -> None:
     from linkcli.analyses.solve import run_solve
 
+    columns = _check_plot(plot, plot_columns)  # --plot
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, use_file_sweep=use_file_sweep, **options)
@@ -65,17 +75,38 @@ def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True) -
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
     emit_table(outcome.table, output=output, fmt=fmt, quiet=quiet, title=mech.name)
+    if plot is not None:  # --plot
+        from linkcli.plot.figures import solve_plot
+
+        solve_plot(mech, outcome.table, plot, columns=columns, x_name=req.sweeps[0].name if req.sweeps else None)
+        if not quiet:
+            echo_err(f"wrote {plot}")
     finish(outcome.n_failed, outcome.table.n, quiet=quiet, what="points",
            first_failure=next((m for m in outcome.messages if m.startswith("cannot")), ""))
 
 
+def _check_plot(plot, plot_columns) -> list[str] | None:
+    """--plot / --plot-columns: checked before anything is computed (format, matplotlib)."""
+    from linkcli.errors import AnalysisInputError
+
+    if plot is None:
+        if plot_columns:
+            raise AnalysisInputError("--plot-columns needs --plot FILE")
+        return None
+    from linkcli.plot.figures import check_figure_path
+
+    check_figure_path(plot)
+    return [c.strip() for c in plot_columns.split(",") if c.strip()] if plot_columns else None
+
+
 def solve(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = None, zip_: ZipOption = False,
           rate: RateOption = None, acceleration: AccOption = None, output_frames: FramesOption = None,
-          output: OutputOption = None, fmt: DataFormatOption = DataFormat.table, quiet: QuietOption = False) -> None:
+          output: OutputOption = None, fmt: DataFormatOption = DataFormat.table, quiet: QuietOption = False,
+          plot: PlotOption = None, plot_columns: PlotColumnsOption = None) -> None:
     """Solve the configuration at a point or along a sweep (with velocities and accelerations
     when rates are given). Example: linkcli solve mechanisms/fourbar.yaml --sweep crank_pin=0:360:1 -o out.csv"""
     _run(file, dict(set_=set_, sweep=sweep, zip_=zip_, rate=rate, acceleration=acceleration,
-                    output_frames=output_frames), output, fmt, quiet)
+                    output_frames=output_frames), output, fmt, quiet, plot=plot, plot_columns=plot_columns)
 
 
 def fk(file: MechanismFile, set_: SetOption = None, rate: RateOption = None, acceleration: AccOption = None,

@@ -43,6 +43,7 @@ COMMAND_MODULES = (
     "simulate",
     "draw",  # pictures (linkcli.plot, `plot` extra)
     "animate",
+    "batch",  # batch runs and parameter studies (linkcli/batch)
 )
 
 

@@ -1,0 +1,106 @@
+"""The analyses a job can ask for, as one registry: ``ANALYSES[name](mech, loaded, options)``.
+
+Each entry merges the job's options over the mechanism file's ``analysis`` defaults (the same
+rules as the commands: for solve, a ``set`` or ``sweep`` in the job replaces the file's sweep),
+runs the analysis of :mod:`linkcli.analyses` and returns an :class:`Outcome`. Adding an
+analysis is one function and one line in :data:`ANALYSES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from ..errors import LinkcliError
+
+
+class AnalysisUnavailable(LinkcliError):
+    """The analysis exists in the job-file format but not in this installation."""
+
+
+@dataclass
+class Outcome:
+    """``table`` (None when nothing could be computed), ``n_failed`` of ``n_cases`` cases
+    (sweep points, targets, saved steps) failed, ``messages`` for the user, ``failure``: the
+    first message that explains a failure."""
+
+    table: Any
+    n_failed: int
+    n_cases: int
+    messages: list[str] = field(default_factory=list)
+    failure: str = ""
+
+
+def _given(options: Any) -> set[str]:
+    return set(getattr(options, "model_fields_set", ()))
+
+
+def run_solve_job(mech, loaded, options) -> Outcome:
+    from ..analyses.inputs import Sweep
+    from ..analyses.solve import request_from_defaults, run_solve
+
+    req = request_from_defaults(loaded.model.analysis.solve)
+    given = _given(options)
+    if given & {"sweep", "set"}:
+        req = replace(req, sweeps=[Sweep(n, r.from_, r.to, r.step, r.num) for n, r in options.sweep.items()])
+    req = replace(req, set={**req.set, **options.set}, rates={**req.rates, **options.rates},
+                  accelerations={**req.accelerations, **options.accelerations},
+                  mode=options.mode if "mode" in given else req.mode,
+                  output_frames=options.output_frames if "output_frames" in given else req.output_frames)
+    out = run_solve(mech, req, loaded)
+    failure = next((m for m in out.messages if m.startswith("cannot")), "")
+    if out.n_failed and not failure:
+        failure = f"{out.n_failed} of {out.table.n} points did not converge (see status)"
+    return Outcome(out.table, out.n_failed, out.table.n, list(out.messages), failure)
+
+
+def run_ik_job(mech, loaded, options) -> Outcome:
+    from ..analyses.ik import IKRequest, run_ik
+
+    req = IKRequest([list(t) for t in options.targets], options.mode, dict(options.guess))
+    table, failed = run_ik(mech, req, loaded)
+    failure = f"{failed} of {table.n} targets not reached (see status and position_error)" if failed else ""
+    return Outcome(table, failed, table.n, [], failure)
+
+
+def run_jacobian_job(mech, loaded, options) -> Outcome:
+    from ..analyses.jacobian import run_jacobian
+
+    table, failed = run_jacobian(mech, dict(options.set), options.frame, loaded)
+    failure = f"cannot assemble at the requested point ({table.metadata.get('status')})" if failed else ""
+    return Outcome(table, failed, 1, [], failure)
+
+
+def run_simulate_job(mech, loaded, options) -> Outcome:
+    try:
+        from ..analyses.simulate import request_from_defaults, run_simulate
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
+    req = request_from_defaults(loaded.model.analysis.simulate)
+    given = _given(options)
+    changes = {k: getattr(options, k) for k in ("t_end", "dt", "every") if k in given}
+    req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
+    out = run_simulate(mech, req, loaded)
+    n = out.table.n if out.table is not None else 0
+    failure = "" if out.ok else (out.summary.get("message") or (out.messages[-1] if out.messages else "failed"))
+    return Outcome(out.table, 0 if out.ok else 1, max(n, 1), list(out.messages), failure)
+
+
+#: analysis name -> runner(mech, loaded, options) -> Outcome
+ANALYSES: dict[str, Callable[..., Outcome]] = {
+    "solve": run_solve_job,
+    "ik": run_ik_job,
+    "jacobian": run_jacobian_job,
+    "simulate": run_simulate_job,
+}
+
+
+def run_analysis(name: str, mech, loaded, options) -> Outcome:
+    try:
+        runner = ANALYSES[name]
+    except KeyError:
+        raise AnalysisUnavailable(f"unknown analysis '{name}'; this linkcli has: {', '.join(ANALYSES)}") from None
+    return runner(mech, loaded, options)
+
+
+__all__ = ["ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]

@@ -1,0 +1,282 @@
+"""Figures (numbers or labels summarising a result table) and acceptance checks (pass/fail).
+
+Both work on a :class:`~linkcli.results.ResultTable` plus the compiled mechanism (for names:
+drivers, four-bar loops). A column that is missing is not an exception: the figure is NaN and a
+check on it fails with a message naming the close matches. Only finite values count (rows that
+could not be computed hold NaN and are reported through the job's status instead).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..model.base import closest
+from ..model.jobs import Check, Figure
+
+_UNIT = re.compile(r"\s*\[([^\]]*)\]$")
+DEG_PER = {"deg": 1.0, "rad": 180.0 / math.pi}
+
+
+@dataclass(frozen=True)
+class FigureValue:
+    """One figure: ``name`` (what checks refer to), the column header it gets in a study table
+    (``entity``, ``quantity``, ``unit``), its ``value`` (float, NaN when unavailable, or a label)
+    and ``note`` (why it is unavailable)."""
+
+    name: str
+    entity: str
+    quantity: str
+    unit: str
+    value: Any
+    note: str = ""
+
+    @property
+    def header(self) -> str:
+        from ..results import header_of
+
+        return header_of(self.entity, self.quantity, self.unit)
+
+    def text(self) -> str:
+        v = self.value
+        if isinstance(v, float):
+            v = "nan" if math.isnan(v) else f"{v:.4g}"
+        return f"{self.name}={v}" + (f" {self.unit}" if self.unit and v != "nan" else "")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    value: Any = None  # the value compared (worst case), None when there is none
+    message: str = ""
+
+    def to_dict(self) -> dict:
+        v = self.value
+        return {"name": self.name, "passed": self.passed,
+                "value": None if isinstance(v, float) and not math.isfinite(v) else v, "message": self.message}
+
+
+# -- columns ------------------------------------------------------------------------------------------
+def unit_of(header: str) -> str:
+    m = _UNIT.search(header)
+    return m.group(1) if m else ""
+
+
+def match_columns(table, pattern: str) -> list[str]:
+    """Headers equal to ``pattern``, or matching it when it holds ``*`` (any text)."""
+    headers = table.headers()
+    if "*" not in pattern:
+        return [pattern] if pattern in headers else []
+    rx = re.compile(".*".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
+    return [h for h in headers if rx.match(h)]
+
+
+def missing_column(table, pattern: str) -> str:
+    close = closest(pattern, table.headers())
+    hint = f" Did you mean '{close}'?" if close else ""
+    return f"no column '{pattern}' in the results.{hint}"
+
+
+def finite(values: np.ndarray) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    return v[np.isfinite(v)]
+
+
+STATS = {
+    "min": np.min, "max": np.max, "mean": np.mean, "std": np.std,
+    "range": lambda v: np.max(v) - np.min(v), "absmax": lambda v: np.max(np.abs(v)),
+    "first": lambda v: v[0], "last": lambda v: v[-1],
+}
+
+
+def _stat(values: np.ndarray, stat: str) -> float:
+    v = finite(values)
+    return float(STATS[stat](v)) if len(v) else math.nan
+
+
+def _float_column(table, header: str) -> np.ndarray | None:
+    col = table.column(header)
+    return col.values if col.kind in ("float", "int") else None
+
+
+# -- figures ------------------------------------------------------------------------------------------
+def default_figures(analysis: str, mech) -> list[Figure]:
+    """Key figures of a job that names none: four-bar transmission and Grashof class (solve),
+    peak driver loads (simulate), worst position error (ik)."""
+    from ..core.planar_metrics import fourbar_loops
+
+    if analysis == "solve":
+        loops = fourbar_loops(mech)
+        figs = [Figure(column=f"{mech.joint_names[lp.joints[2]]}.transmission [{mech.angle_unit}]", stat="min")
+                for lp in loops]
+        return figs + ([Figure(grashof=True)] if loops else [])
+    if analysis == "simulate":
+        return [Figure(peak_driver_load=name) for name in mech.driver_names]
+    if analysis == "ik":
+        return [Figure(column=f"position_error [{mech.length_unit}]", stat="max")]
+    return []
+
+
+def evaluate_figures(figures: Sequence[Figure], table, mech, reference: dict | None = None) -> list[FigureValue]:
+    return [evaluate_figure(f, table, mech, reference) for f in figures]
+
+
+def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None) -> FigureValue:
+    kind = fig.kind
+    if kind == "grashof":
+        from ..core.planar_metrics import fourbar_loops, grashof_class
+
+        loops = fourbar_loops(mech)
+        label = "+".join(grashof_class(*lp.lengths) for lp in loops) if loops else "none"
+        return FigureValue(fig.name or "grashof", "", fig.name or "grashof", "", label,
+                           "" if loops else "no four-bar loop")
+    if table is None:
+        return _unavailable(fig, "no results")
+    if kind == "column":
+        name = re.sub(r"\s*\[[^\]]*\]$", "", fig.column)
+        headers = match_columns(table, fig.column)
+        unit = unit_of(headers[0]) if headers else unit_of(fig.column)
+        label = fig.name or f"{fig.stat}({name})"
+        if not headers:
+            return FigureValue(label, "", label, unit, math.nan, missing_column(table, fig.column))
+        cols = [_float_column(table, h) for h in headers]
+        if any(c is None for c in cols):
+            return FigureValue(label, "", label, unit, math.nan, f"'{fig.column}' is not a numeric column")
+        values = np.concatenate(cols)
+        return FigureValue(label, "", label, unit, _stat(values, fig.stat))
+    if kind == "range_of_motion":
+        var = fig.range_of_motion
+        header = next((h for h in table.headers() if h.startswith(f"{var}.q [")), None)
+        label = fig.name or f"{var}.range"
+        if header is None:
+            return FigureValue(label, "" if fig.name else var, fig.name or "range", "", math.nan,
+                               missing_column(table, f"{var}.q"))
+        return FigureValue(label, "" if fig.name else var, fig.name or "range", unit_of(header),
+                           _stat(table[header], "range"))
+    if kind == "peak_driver_load":
+        name = fig.peak_driver_load
+        headers = [h for h in table.headers() if h in (f"{name}.torque [N m]", f"{name}.force [N]")]
+        label = fig.name or f"{name}.peak"
+        if not headers:
+            note = (missing_column(table, f"{name}.torque [N m]") if name in getattr(mech, "driver_names", ())
+                    else f"no driver '{name}' (drivers: {', '.join(mech.driver_names) or 'none'})")
+            return FigureValue(label, "" if fig.name else name, fig.name or "peak", "", math.nan, note)
+        return FigureValue(label, "" if fig.name else name, fig.name or "peak", unit_of(headers[0]),
+                           _stat(table[headers[0]], "absmax"))
+    # path_deviation
+    frame = fig.path_deviation
+    label = fig.name or f"{frame}.path_deviation"
+    entity, quantity = ("", fig.name) if fig.name else (frame, "path_deviation")
+    unit = table.units.length
+    path = frame_path(table, frame)
+    ref = (reference or {}).get(frame)
+    if path is None:
+        return FigureValue(label, entity, quantity, unit, math.nan, missing_column(table, f"{frame}.x [{unit}]"))
+    if ref is None or ref.shape != path.shape:
+        return FigureValue(label, entity, quantity, unit, math.nan, "no nominal path to compare with")
+    d = np.linalg.norm(path - ref, axis=1)
+    value = float(np.max(d)) if np.all(np.isfinite(d)) else math.nan
+    return FigureValue(label, entity, quantity, unit, value,
+                       "" if math.isfinite(value) else "some points have no position")
+
+
+def _unavailable(fig: Figure, note: str) -> FigureValue:
+    label = fig.name or fig.kind
+    return FigureValue(label, "", label, "", math.nan, note)
+
+
+def frame_path(table, frame: str) -> np.ndarray | None:
+    """(n, 2 or 3) positions of a frame's columns ``F.x``, ``F.y`` (``F.z``), file units."""
+    cols = []
+    for axis in "xyz":
+        header = next((h for h in table.headers() if h.startswith(f"{frame}.{axis} [")), None)
+        if header is None:
+            break
+        cols.append(np.asarray(table[header], dtype=float))
+    return np.stack(cols, axis=1) if len(cols) >= 2 else None
+
+
+def reference_paths(figures: Sequence[Figure], table) -> dict:
+    """Nominal frame paths needed by the path_deviation figures."""
+    out = {}
+    for f in figures:
+        if f.path_deviation is not None and table is not None:
+            p = frame_path(table, f.path_deviation)
+            if p is not None:
+                out[f.path_deviation] = p
+    return out
+
+
+# -- checks -------------------------------------------------------------------------------------------
+def evaluate_checks(checks: Sequence[Check], table, mech, figures: Sequence[FigureValue]) -> list[CheckResult]:
+    return [evaluate_check(c, table, mech, figures) for c in checks]
+
+
+def _bounds(label: str, values: np.ndarray, lo: float | None, hi: float | None, unit: str = "") -> CheckResult:
+    v = finite(values)
+    if not len(v):
+        return CheckResult(label, False, None, "no values to check")
+    u = f" {unit}" if unit else ""
+    if lo is not None and v.min() < lo:
+        return CheckResult(label, False, float(v.min()), f"minimum {v.min():.6g}{u} is below {lo:g}{u}")
+    if hi is not None and v.max() > hi:
+        return CheckResult(label, False, float(v.max()), f"maximum {v.max():.6g}{u} is above {hi:g}{u}")
+    worst = float(v.min()) if lo is not None else float(v.max())
+    return CheckResult(label, True, worst)
+
+
+def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) -> CheckResult:
+    label = check.label()
+    subject = check.subject
+    if subject == "figure":
+        fig = next((f for f in figures if f.name == check.figure), None)
+        if fig is None or not isinstance(fig.value, (int, float)):
+            return CheckResult(label, False, None, f"figure '{check.figure}' has no number"
+                               + (f" ({fig.note})" if fig is not None and fig.note else ""))
+        value = abs(fig.value) if check.abs else fig.value
+        result = _bounds(label, np.array([value], dtype=float), check.min, check.max, fig.unit)
+        if not result.passed and fig.note and result.value is None:
+            result = CheckResult(label, False, None, fig.note)
+        return result
+    if table is None:
+        return CheckResult(label, False, None, "no results to check")
+    if subject == "column":
+        headers = match_columns(table, check.column)
+        if not headers:
+            return CheckResult(label, False, None, missing_column(table, check.column))
+        cols = [_float_column(table, h) for h in headers]
+        if any(c is None for c in cols):
+            return CheckResult(label, False, None, f"'{check.column}' is not a numeric column")
+        values = np.concatenate(cols)
+        return _bounds(label, np.abs(values) if check.abs else values, check.min, check.max, unit_of(headers[0]))
+    if subject == "min_transmission_angle":
+        headers = [h for h in table.headers() if re.match(r".+\.transmission \[(deg|rad)\]$", h)]
+        if not headers:
+            return CheckResult(label, False, None, "no transmission angle in the results (solve a planar four-bar)")
+        values = np.concatenate([np.asarray(table[h], float) * DEG_PER[unit_of(h)] for h in headers])
+        return _bounds(label, values, check.min_transmission_angle, None, "deg")
+    if subject == "max_loop_residual":
+        headers = [h for h in table.headers() if re.match(r"loop_.+\.residual$", h) or h == "constraint_residual"]
+        if not headers:
+            if getattr(mech, "n_loops", 0) == 0:
+                return CheckResult(label, True, 0.0, "no loops")
+            return CheckResult(label, False, None, "no loop residual in the results")
+        values = np.concatenate([np.asarray(table[h], float) for h in headers])
+        return _bounds(label, values, None, check.max_loop_residual)
+    # max_driver_torque
+    names = list(getattr(mech, "driver_names", ()))
+    headers = [h for h in table.headers() for n in names if h in (f"{n}.torque [N m]", f"{n}.force [N]")]
+    if not headers:
+        why = "the mechanism has no drivers" if not names else "no driver loads in the results (use analysis simulate)"
+        return CheckResult(label, False, None, why)
+    values = np.concatenate([np.abs(np.asarray(table[h], float)) for h in headers])
+    return _bounds(label, values, None, check.max_driver_torque, unit_of(headers[0]))
+
+
+__all__ = ["FigureValue", "CheckResult", "default_figures", "evaluate_figures", "evaluate_checks",
+           "reference_paths", "frame_path", "match_columns"]

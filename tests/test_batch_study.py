@@ -1,0 +1,280 @@
+"""Parameter studies: paths into the document, sampling, invalid and failing variants, the study
+table, determinism across chunking and executors, Parquet.
+
+Truths used: a four-bar with coupler 1.0 (ground 4, crank 1, rocker 3) cannot close: the
+coupler and rocker reach at most 1 + 3 = 4 m but A is up to 5 m from O4, so the sweep fails
+(status failed); sampling properties follow from the definitions (grid product order, Latin
+hypercube strata, normal moments with tolerances justified below).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linkcli.cli.app import app
+from linkcli.cli.common import ExitCode
+
+REPO = Path(__file__).resolve().parent.parent
+FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
+COARSE = "options: {sweep: {crank_pin: {from: 0, to: 360, step: 30}}}"
+
+
+def invoke(runner, *args):
+    return runner.invoke(app, ["batch", *[str(a) for a in args]])
+
+
+def write_jobs(tmp_path: Path, study: str, extra: str = "", name: str = "jobs.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(f"""jobs:
+  s:
+    files: {FOURBAR}
+    {COARSE}
+    figures:
+      - {{name: dev, path_deviation: coupler.P}}
+      - {{range_of_motion: O4}}
+      - {{grashof: true}}
+    checks:
+      - {{figure: dev, max: 0.02}}
+    study:
+{study}{extra}""", encoding="utf-8")
+    return path
+
+
+def read_csv(path: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+# -- parameter paths -------------------------------------------------------------------------------------
+def test_paths_parse_set_and_share():
+    from linkcli.batch.paths import ParameterPath, check_settable, with_values
+    from linkcli.io.yaml_source import read_yaml_file
+
+    data, _ = read_yaml_file(FOURBAR)
+    p = ParameterPath.parse("links.coupler.frames.B[0]")
+    assert p.keys == ("links", "coupler", "frames", "B", 0)
+    assert check_settable(data, p.keys) == 3.5
+    assert check_settable(data, ("links", "coupler", "mass")) is None  # allowed by the format, absent
+    variant = with_values(data, [p.keys, ("links", "coupler", "mass")], [3.6, 2.0])
+    assert variant["links"]["coupler"]["frames"]["B"] == [3.6, 0]
+    assert variant["links"]["coupler"]["mass"] == 2.0
+    assert data["links"]["coupler"]["frames"]["B"] == [3.5, 0] and "mass" not in data["links"]["coupler"]
+    assert variant["joints"] is data["joints"]  # untouched parts are shared, not copied
+
+
+@pytest.mark.parametrize("path, message, hint", [
+    (("links", "couplr", "frames"), "links.couplr is not in the file", "Did you mean 'coupler'?"),
+    (("links", "coupler", "frames", "B", 5), "past the end of the list", "[0] to [1]"),
+    (("links", "coupler", "frames", "B", 0, 1), "is the value 3.5", "shorten it"),
+    (("springs", "s1", "stiffness"), "springs is not in the file", ""),
+])
+def test_path_problems(path, message, hint):
+    from linkcli.batch.paths import PathProblem, check_settable
+    from linkcli.io.yaml_source import read_yaml_file
+
+    data, _ = read_yaml_file(FOURBAR)
+    with pytest.raises(PathProblem) as info:
+        check_settable(data, path)
+    assert message in info.value.message and hint in info.value.hint
+
+
+# -- sampling ----------------------------------------------------------------------------------------------
+def study(**kw):
+    from linkcli.model.jobs import Study
+
+    return Study.model_validate(kw)
+
+
+def test_grid_and_list():
+    from linkcli.batch.sampling import sample, variant_count
+
+    s = study(method="grid", parameters={"a.x": {"values": [1, 2]}, "a.y": {"from": 0, "to": 1, "num": 3}})
+    assert variant_count(s) == 6
+    assert sample(s) == [(1, 0.0), (1, 0.5), (1, 1.0), (2, 0.0), (2, 0.5), (2, 1.0)]  # first slowest
+    s = study(method="grid", parameters={"a.x": {"from": 0, "to": 1, "step": 0.25}})
+    assert variant_count(s) == 5 and sample(s)[-1] == (1.0,)
+    s = study(method="list", parameters={"a.x": {"values": [1, 2, 3]}, "a.y": {"values": ["p", "q", "r"]}})
+    assert sample(s) == [(1, "p"), (2, "q"), (3, "r")]
+
+
+def test_random_values_depend_on_seed_and_index_only():
+    from linkcli.batch.sampling import sample
+
+    s10 = sample(study(method="random", variants=10, seed=7, parameters={"a.x": {"low": 1, "high": 2},
+                                                                         "a.y": {"low": -1, "high": 0}}))
+    s4 = sample(study(method="random", variants=4, seed=7, parameters={"a.x": {"low": 1, "high": 2},
+                                                                       "a.y": {"low": -1, "high": 0}}))
+    assert s10[:4] == s4
+    v = np.array(s10)
+    assert np.all((v[:, 0] >= 1) & (v[:, 0] < 2) & (v[:, 1] >= -1) & (v[:, 1] < 0))
+    other = sample(study(method="random", variants=4, seed=8, parameters={"a.x": {"low": 1, "high": 2},
+                                                                          "a.y": {"low": -1, "high": 0}}))
+    assert other != s4
+
+
+def test_latin_hypercube_has_one_sample_per_stratum():
+    from linkcli.batch.sampling import sample
+
+    n = 50
+    v = np.array(sample(study(method="lhs", variants=n, seed=1, parameters={"a.x": {"low": 0, "high": 10},
+                                                                            "a.y": {"low": 5, "high": 6}})))
+    for k, (lo, hi) in enumerate([(0, 10), (5, 6)]):
+        strata = np.floor((v[:, k] - lo) / (hi - lo) * n).astype(int)
+        assert sorted(strata) == list(range(n))
+
+
+def test_normal_tolerance_is_three_sd_about_the_file_value():
+    """n = 4000: the sample mean's standard error is sd/sqrt(n) = 1.6 % of sd, so 6 % (~4 standard
+    errors) never fails by chance in practice (fixed seed anyway); the sample sd's relative error
+    is about 1/sqrt(2n) = 1.1 %, 5 % is ~4.5 of those."""
+    from linkcli.batch.sampling import sample
+
+    s = study(method="normal", variants=4000, seed=3, parameters={"a.x": {"tolerance": 0.03}, "a.y": {"sd": 2, "mean": 10}})
+    v = np.array(sample(s, nominal=[3.5, None]))
+    assert abs(v[:, 0].mean() - 3.5) < 0.06 * 0.01 and abs(v[:, 0].std() / 0.01 - 1) < 0.05
+    assert abs(v[:, 1].mean() - 10) < 0.06 * 2 and abs(v[:, 1].std() / 2 - 1) < 0.05
+
+
+# -- a study with an invalid and a failing variant ------------------------------------------------------------
+def test_grid_study_reports_invalid_and_failing_variants(runner, tmp_path):
+    jobs = write_jobs(tmp_path, """      method: grid
+      parameters:
+        links.coupler.frames.B[0]: {values: [3.5, long, 1.0, 3.51]}
+""")
+    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out")
+    assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output  # pass_fraction 1 by default
+    rows = read_csv(tmp_path / "out" / "s.csv")
+    assert [row["variant"] for row in rows] == ["0", "1", "2", "3"]
+    assert [row["links.coupler.frames.B[0]"] for row in rows] == ["3.5", "long", "1.0", "3.51"]
+    assert [row["status"] for row in rows] == ["passed", "invalid", "failed", "passed"]
+    # the invalid variant names the mechanism file's line of the changed value (line 40: B: [3.5, 0])
+    assert f"{FOURBAR}:40:" in rows[1]["message"] and "links.coupler.frames.B[0]" in rows[1]["message"]
+    assert "cannot assemble" in rows[2]["message"]
+    assert float(rows[0]["dev [m]"]) == 0.0  # the nominal itself
+    assert 0 < float(rows[3]["dev [m]"]) < 0.02
+    assert rows[0]["grashof"] == "crank-rocker" and rows[2]["grashof"] == "triple-rocker"
+    assert rows[0]["check dev <= 0.02"] == "true"
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    (job,) = summary["jobs"]
+    assert job["status"] == "failed" and job["study"]["counts"] == {"passed": 2, "failed": 1, "invalid": 1, "error": 0}
+    assert "2 of 4 variants passed" in job["message"] and "variant 1 invalid" in job["message"]
+    assert job["study"]["nominal"]["grashof"] == "crank-rocker"
+
+
+def test_pass_fraction_lets_a_study_pass(runner, tmp_path):
+    jobs = write_jobs(tmp_path, """      method: list
+      pass_fraction: 0.5
+      parameters:
+        links.coupler.frames.B[0]: {values: [3.5, 1.0]}
+""")
+    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    assert r.exit_code == 0, r.output
+
+
+def test_parameter_path_not_in_the_file_fails_the_job_only(runner, tmp_path):
+    jobs = write_jobs(tmp_path, """      method: list
+      parameters:
+        links.couplr.frames.B[0]: {values: [3.5]}
+""", extra=f"""  other:
+    files: {FOURBAR}
+    {COARSE}
+""")
+    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    assert r.exit_code == ExitCode.ANALYSIS_FAILED
+    jobs_ = {j["id"]: j for j in json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]}
+    assert jobs_["other"]["status"] == "passed"
+    s = jobs_["s"]
+    line = next(i for i, l in enumerate(jobs.read_text().splitlines(), 1) if "couplr" in l)
+    assert s["status"] == "error" and f"jobs.yaml:{line}:" in s["message"] and "Did you mean 'coupler'?" in s["message"]
+
+
+# -- determinism ----------------------------------------------------------------------------------------------
+NORMAL = """      method: normal
+      variants: 16
+      seed: 11
+      parameters:
+        links.coupler.frames.B[0]: {tolerance: 0.03}
+        links.rocker.frames.B[0]: {sd: 0.01}
+"""
+
+
+def test_same_seed_same_table_whatever_the_chunks_and_workers(runner, tmp_path):
+    jobs = write_jobs(tmp_path, NORMAL)
+    r1 = invoke(runner, jobs, "--jobs", "1", "--chunk-size", "16", "--out-dir", tmp_path / "a", "-q")
+    r2 = invoke(runner, jobs, "--jobs", "2", "--chunk-size", "3", "--out-dir", tmp_path / "b", "-q")
+    assert (r1.exit_code, r2.exit_code) == (0, 0), r1.output + r2.output
+    a, b = (tmp_path / "a" / "s.csv").read_text(), (tmp_path / "b" / "s.csv").read_text()
+    assert a == b
+    rows = read_csv(tmp_path / "a" / "s.csv")
+    assert len(rows) == 16 and len({row["links.coupler.frames.B[0]"] for row in rows}) == 16
+    # more variants: the first 16 are the same ones
+    r3 = invoke(runner, jobs, "--jobs", "1", "--variants", "20", "--out-dir", tmp_path / "c", "-q")
+    assert r3.exit_code == 0
+    assert read_csv(tmp_path / "c" / "s.csv")[:16] == rows
+
+
+def test_parquet_study_table(runner, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    jobs = write_jobs(tmp_path, NORMAL.replace("variants: 16", "variants: 6") + "      output: s.parquet\n")
+    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    assert r.exit_code == 0, r.output
+    table = pq.read_table(tmp_path / "out" / "s.parquet")
+    assert table.num_rows == 6
+    assert table.column("variant").to_pylist() == list(range(6))
+    assert table.column("status").to_pylist() == ["passed"] * 6
+    meta = json.loads(table.schema.metadata[b"linkcli"])
+    assert meta["format"] == "linkcli.study/1" and meta["study"]["seed"] == 11
+
+
+def test_parquet_without_pyarrow_says_what_to_install(monkeypatch, tmp_path):
+    import builtins
+
+    from linkcli.batch.report import write_study_table
+    from linkcli.io.writers import OutputError
+    from linkcli.results import ResultTable
+
+    real_import = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name.startswith("pyarrow"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    t = ResultTable(1)
+    t.add("", "variant", "", [0])
+    with pytest.raises(OutputError, match=r"linkcli\[parquet\]"):
+        write_study_table(t, str(tmp_path / "s.parquet"))
+
+
+def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
+    """A spring stiffness cannot be negative (the format says >= 0): that variant is invalid and
+    names the file's line; the others report the motor's peak torque."""
+    motor = REPO / "mechanisms" / "motor_fourbar.yaml"
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(f"""jobs:
+  springs:
+    files: {motor}
+    analysis: simulate
+    options: {{t_end: 0.02, dt: 5.0e-3}}
+    figures: [{{name: peak, peak_driver_load: motor}}]
+    study:
+      method: grid
+      pass_fraction: 0.6
+      parameters:
+        springs.return_spring.stiffness: {{values: [5000, -1, 1000]}}
+""", encoding="utf-8")
+    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    assert r.exit_code == 0, r.output
+    rows = read_csv(tmp_path / "out" / "springs.csv")
+    assert [row["status"] for row in rows] == ["passed", "invalid", "passed"]
+    line = next(i for i, l in enumerate(motor.read_text().splitlines(), 1) if "return_spring:" in l)
+    assert f"motor_fourbar.yaml:{line}:" in rows[1]["message"] and "negative" in rows[1]["message"]
+    peaks = [float(rows[0]["peak [N m]"]), float(rows[2]["peak [N m]"])]
+    assert all(p > 0 for p in peaks) and peaks[0] != peaks[1]
+    assert rows[1]["peak [N m]"] == "nan"

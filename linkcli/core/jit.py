@@ -8,6 +8,11 @@ compilation, e.g. for debugging or coverage.
 
 numba is imported on the first decorated function only, so modules that do not use kernels
 (``import linkcli``, the CLI's ``--help``) never pay its import time.
+
+Caching caveat (numba): a cached kernel is invalidated when *its own* source file changes, not
+when a kernel it calls (and may have inlined) changes in another file. After editing kernels,
+delete the ``__pycache__`` directories of the kernel packages (an installed release replaces
+all files, so it never meets stale code).
 """
 
 from __future__ import annotations
@@ -36,8 +41,14 @@ def jit_enabled() -> bool:
     return _numba is not False
 
 
-def maybe_njit(f: F) -> F:
-    """``numba.njit(cache=True)(f)`` when :func:`jit_enabled`, else ``f`` unchanged."""
-    if jit_enabled():
-        return _numba.njit(cache=True)(f)
-    return f
+def maybe_njit(f: F | None = None, *, inline: bool = False):
+    """``numba.njit(cache=True)(f)`` when :func:`jit_enabled`, else ``f`` unchanged. Use as
+    ``@maybe_njit`` or ``@maybe_njit(inline=True)``; ``inline`` inlines the function into its
+    compiled callers at numba's IR level (for hot helpers that LLVM leaves as calls; it costs
+    compile time in every caller)."""
+    def wrap(g: F) -> F:
+        if not jit_enabled():
+            return g
+        return _numba.njit(cache=True, inline="always" if inline else "never")(g)
+
+    return wrap if f is None else wrap(f)

@@ -1,11 +1,22 @@
 """Dynamics of linkages in maximal coordinates with a variational integrator.
 
-Every link except the base is a rigid body (planar: x, y, angle; spatial: position and
-rotation matrix); joints and motion drivers are holonomic constraints between body frames.
-:func:`simulate` integrates with a RATTLE-type variational scheme (Lie-group update for
-spatial rotations, discrete Lagrange-d'Alembert dampers) and returns a
-:class:`SimulationResult`. Numerics only: no I/O. Kernels are compiled with numba when it is
-installed (see :mod:`linkcli.core.jit`).
+``simulate(mech, q0, qd0, *, t_end, dt, every=1, tol=1e-10, max_iter=20, progress=None)``
+returns a :class:`SimulationResult` (see its docstring for every array, shape and unit).
+
+Model: every link except the base is a rigid body (planar mechanisms: x, y, angle with mass
+matrix diag(m, m, Izz); spatial: CG position and rotation matrix); joints and motion drivers
+are holonomic constraints between the bodies' joint frames (:mod:`.constraints`). Dependent
+constraint rows (spatial models of planar loops, Bennett) are dropped at the start, and again
+if a step meets a singular matrix; reactions are then the minimum-norm ones, with a warning.
+
+Integrator (:mod:`.integrator`): RATTLE-type discrete Euler-Lagrange equations, second order,
+constraints solved by Newton to ``tol`` at every step; Lee-Leok-McClamroch Lie-group update for
+spatial rotations; dampers by discrete Lagrange-d'Alembert forces. Loads: gravity and springs
+are potentials; constant loads are not (their work is ``work_loads``), so that
+``total - total[0] = work_drivers + work_dampers + work_loads`` to O(dt^2).
+
+Numerics only (no I/O). Kernels are compiled with numba when available (:mod:`linkcli.core.jit`);
+numba is imported with this package, not with ``linkcli``.
 """
 
 from .result import SimulationResult

@@ -63,17 +63,18 @@ def inertial_properties(mech: CompiledMechanism) -> tuple[np.ndarray, np.ndarray
     return mass, inertia
 
 
-def regularise(mass: np.ndarray, inertia: np.ndarray, planar: bool, names, length: float,
-               which: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Give the bodies flagged in ``which`` a small mass/inertia where theirs is zero or
-    singular, so the step equations stay solvable. Sizes are ``REGULARISATION`` times the
-    largest body mass (1 kg if none) and that mass times ``length**2`` (m). Returns the new
-    arrays and one warning per changed body."""
+def regularise(mass: np.ndarray, inertia: np.ndarray, planar: bool, names, length: float
+               ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Give every body whose mass is zero or whose inertia is singular a small mass/inertia (in
+    the deficient principal directions only) so that the step equations are solvable; called
+    when the mass matrix is singular on the motions the joints allow. Sizes: ``REGULARISATION``
+    times the largest body mass (1 kg if none) and that mass times ``length**2`` (m). Returns
+    the new arrays and one warning per changed body."""
     mass, inertia = mass.copy(), inertia.copy()
     m_ref = float(mass.max()) if mass.size and mass.max() > 0 else 1.0
     i_ref = m_ref * length**2
     warnings = []
-    for b in np.flatnonzero(which):
+    for b in range(len(mass)):
         changed = []
         if mass[b] <= REGULARISATION * m_ref:
             mass[b] = max(mass[b], REGULARISATION * m_ref)
@@ -82,16 +83,17 @@ def regularise(mass: np.ndarray, inertia: np.ndarray, planar: bool, names, lengt
             if inertia[b, 2, 2] <= REGULARISATION * i_ref:
                 inertia[b, 2, 2] = max(inertia[b, 2, 2], REGULARISATION * i_ref)
                 changed.append("inertia")
-        else:
-            eig = np.linalg.eigvalsh(inertia[b])
+        else:  # raise only the deficient principal moments, keep the others exactly
+            eig, V = np.linalg.eigh(inertia[b])
             floor = REGULARISATION * max(eig.max(), i_ref)
-            if eig.min() <= floor:
-                inertia[b] += floor * np.eye(3)
+            low = eig <= floor
+            if np.any(low):
+                inertia[b] += (V[:, low] * (floor - eig[low])) @ V[:, low].T
                 changed.append("inertia")
         if changed:
-            warnings.append(f"link '{names[b]}' has no {' or '.join(changed)} in some direction that the "
-                            f"joints leave free; added a regularising {' and '.join(changed)} of relative size "
-                            f"{REGULARISATION:g} so that it can be simulated")
+            warnings.append(f"link '{names[b]}' has no {' or '.join(changed)} (in some direction) and the mass "
+                            f"matrix is singular on the mechanism's motions: added a regularising "
+                            f"{' and '.join(changed)} of relative size {REGULARISATION:g}")
     return mass, inertia, warnings
 
 
@@ -110,25 +112,3 @@ def state_from_joints(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray) ->
         pos[:, 2] = vel[:, 2] = 0.0
         omega[:, :2] = 0.0
     return BodyState(pos, rot, angle, vel, omega)
-
-
-def link_poses(mech: CompiledMechanism, pos: np.ndarray, rot: np.ndarray) -> np.ndarray:
-    """``T_world_link (..., n_links, 4, 4)`` from body CG positions ``pos (..., n_b, 3)`` and
-    rotations ``rot (..., n_b, 3, 3)``; the base is the identity."""
-    batch = pos.shape[:-2]
-    T = np.zeros(batch + (mech.n_links, 4, 4))
-    T[..., :, :, :] = np.eye(4)
-    T[..., 1:, :3, :3] = rot
-    T[..., 1:, :3, 3] = pos - np.einsum("...bij,bj->...bi", rot, mech.link_cg[1:])
-    return T
-
-
-def link_velocities(mech: CompiledMechanism, rot: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    """(..., n_links, 6) world velocity of each link-frame origin (m/s) and angular velocity
-    (rad/s), ``(v, w)``, from the bodies' CG velocities; zero for the base."""
-    batch = vel.shape[:-2]
-    out = np.zeros(batch + (mech.n_links, 6))
-    arm = -np.einsum("...bij,bj->...bi", rot, mech.link_cg[1:])  # origin - CG, world
-    out[..., 1:, :3] = vel + np.cross(omega, arm)
-    out[..., 1:, 3:] = omega
-    return out

@@ -98,7 +98,7 @@ def row_table(mech: CompiledMechanism, joint_axis: np.ndarray) -> dict[str, np.n
 
 
 # --- kernels ---------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(inline=True)
 def row_value(kind, pa, pb, u, w, target, Gj, rot):
     """``(g, ga_x, ga_t, gb_x, gb_t)``: value of a row of ``kind`` with vectors ``u``, ``w``
     (body axes) on the joint with geometry ``Gj`` (8, 3) between bodies ``pa`` and ``pb``, and
@@ -118,7 +118,7 @@ def row_value(kind, pa, pb, u, w, target, Gj, rot):
     return val - target, ga_x, ga_t, gb_x, gb_t
 
 
-@maybe_njit
+@maybe_njit(inline=True)
 def eval_row(m, i, rot, JW, drv_val):
     """:func:`row_value` of row ``i`` (``drv_val`` (n_drivers,) prescribed driver values)."""
     j, d = m.ri[i, R_JOINT], m.ri[i, R_DRV]
@@ -155,17 +155,6 @@ def constraint_rows(m, rows, nrow, rot, JW, drv_val, g, G):
         G[r, :] = 0.0
         scatter_gradient(G[r], m.planar, m.ji[j, J_PA], 1.0, ga_x, ga_t)
         scatter_gradient(G[r], m.planar, m.ji[j, J_PB], 1.0, gb_x, gb_t)
-
-
-@maybe_njit
-def residual_norm(m, rot, JW, drv_val):
-    """Largest |value| over all rows (m or rad) at one configuration."""
-    worst = 0.0
-    for i in range(m.ri.shape[0]):
-        v = abs(eval_row(m, i, rot, JW, drv_val)[0])
-        if not v <= worst:
-            worst = v
-    return worst
 
 
 # --- independent rows (setup, numpy) ---------------------------------------------------------------

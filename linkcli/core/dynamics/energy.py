@@ -1,12 +1,11 @@
-"""Kinetic and potential energy of saved body states."""
+"""Kinetic and potential energy of a body state (J)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..jit import maybe_njit
-from .forces import potential_energy
-from .structs import as_kernel
+from .forces import axial_geometry
+from .layout import K_FREE, K_STIFF
+from .linalg import row3
 
 
 @maybe_njit
@@ -27,16 +26,15 @@ def kinetic_energy(m, rot, vel, omg):
 
 
 @maybe_njit
-def energies(m, pos, rot, vel, omg, q, kinetic, potential):
-    """Kinetic and potential energy (J) of every sample ``s`` of the saved states
-    (``pos (n_s, n_b, 3)`` etc.) into ``kinetic (n_s,)`` and ``potential (n_s,)``."""
-    for s in range(pos.shape[0]):
-        kinetic[s] = kinetic_energy(m, rot[s], vel[s], omg[s])
-        potential[s] = potential_energy(m, pos[s], rot[s], q[s])
-
-
-def energy_history(m, pos, rot, vel, omg, q) -> tuple[np.ndarray, np.ndarray]:
-    """``(kinetic (n_s,), potential (n_s,))`` J of saved states."""
-    kin, pot = np.zeros(len(pos)), np.zeros(len(pos))
-    energies(as_kernel(m), pos, rot, vel, omg, q, kin, pot)
-    return kin, pot
+def potential_energy(m, pos, rot, q):
+    """Gravity and spring potential energy (J) of one configuration (``q`` continuous joint
+    variables for torsional springs); gravity's zero is at the world origin."""
+    V = 0.0
+    for b in range(m.b_mass.shape[0]):
+        V -= m.b_mass[b] * (m.gravity[0] * pos[b, 0] + m.gravity[1] * pos[b, 1] + m.gravity[2] * pos[b, 2])
+    for e in range(m.ap.shape[0]):
+        L = axial_geometry(m.ai[e, 0], m.ai[e, 1], row3(m.av[e], 0), row3(m.av[e], 1), pos, rot)[0]
+        V += 0.5 * m.ap[e, K_STIFF] * (L - m.ap[e, K_FREE]) ** 2
+    for e in range(m.tp.shape[0]):
+        V += 0.5 * m.tp[e, K_STIFF] * (q[m.ti[e, 1]] - m.tp[e, K_FREE]) ** 2
+    return V

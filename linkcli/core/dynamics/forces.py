@@ -21,10 +21,9 @@ import numpy as np
 from ..jit import maybe_njit
 from .constraints import scatter_gradient
 from .kinematics import direction, joint_angle, joint_slide, point, point_velocity
-from .layout import (AXIAL, D_DRIVER, D_JOINT, D_Q, D_ROT, E_INDEX, E_KIND, G_AX, J_PA, J_PB, K_DAMP,
+from .layout import (AXIAL, D_DRIVER, D_JOINT, D_ROT, E_INDEX, E_KIND, G_AX, J_PA, J_PB, K_DAMP,
                      K_FREE, K_STIFF, L_FORCE, L_POINT, L_TORQUE)
 from .linalg import add, cross, dot, row3, scale, sub, wrap_angle
-from .structs import as_kernel
 
 
 # --- element geometry ---------------------------------------------------------------------------
@@ -120,22 +119,7 @@ def damper_increment(m, e, s0, s1):
     return wrap_angle(s1 - s0)
 
 
-# --- energy and work ------------------------------------------------------------------------------
-@maybe_njit
-def potential_energy(m, pos, rot, q):
-    """Gravity and spring potential energy (J) of one configuration (``q`` continuous joint
-    variables for torsional springs); gravity's zero is at the world origin."""
-    V = 0.0
-    for b in range(m.b_mass.shape[0]):
-        V -= m.b_mass[b] * (m.gravity[0] * pos[b, 0] + m.gravity[1] * pos[b, 1] + m.gravity[2] * pos[b, 2])
-    for e in range(m.ap.shape[0]):
-        L = axial_geometry(m.ai[e, 0], m.ai[e, 1], row3(m.av[e], 0), row3(m.av[e], 1), pos, rot)[0]
-        V += 0.5 * m.ap[e, K_STIFF] * (L - m.ap[e, K_FREE]) ** 2
-    for e in range(m.tp.shape[0]):
-        V += 0.5 * m.tp[e, K_STIFF] * (q[m.ti[e, 1]] - m.tp[e, K_FREE]) ** 2
-    return V
-
-
+# --- work of the loads ------------------------------------------------------------------------------
 @maybe_njit
 def load_work(m, pos0, rot0, pos1, rot1):
     """Work (J) of the constant loads over one step: force times the displacement of its point
@@ -184,18 +168,3 @@ def element_outputs(m, pos, rot, vel, omg, q, qd, axial, torsional):
         k = m.ti[e, 1]
         torsional[e, 0], torsional[e, 1] = q[k], qd[k]
         torsional[e, 2] = -m.tp[e, K_STIFF] * (q[k] - m.tp[e, K_FREE]) - m.tp[e, K_DAMP] * qd[k]
-
-
-@maybe_njit
-def _element_samples(m, pos, rot, vel, omg, q, qd, axial, torsional):
-    for s in range(pos.shape[0]):
-        element_outputs(m, pos[s], rot[s], vel[s], omg[s], q[s], qd[s], axial[s], torsional[s])
-
-
-def element_history(m, pos, rot, vel, omg, q, qd) -> tuple[np.ndarray, np.ndarray]:
-    """``(axial (n_s, n_axial, 3), torsional (n_s, n_tors, 3))`` of saved states, columns as in
-    :func:`element_outputs`."""
-    axial = np.zeros((len(pos), m.ap.shape[0], 3))
-    torsional = np.zeros((len(pos), m.tp.shape[0], 3))
-    _element_samples(as_kernel(m), pos, rot, vel, omg, q, qd, axial, torsional)
-    return axial, torsional

@@ -36,18 +36,20 @@ from collections import namedtuple
 import numpy as np
 
 from ..jit import maybe_njit
-from .constraints import DRV_ANGLE, DRV_SLIDE, constraint_rows, residual_norm
+from .constraints import DRV_ANGLE, DRV_SLIDE, constraint_rows
 from .forces import applied_forces, damper_coordinates, damper_increment, load_work
-from .kinematics import joint_geometry, joint_rates, joint_variables
+from .inertia import discrete_momentum, discrete_momentum_jacobian, mass_block, momentum, world_inertia
+from .kinematics import joint_geometry, joint_variables
 from .layout import D_DRIVER, D_Q, N_GEOMETRY, R_DRV, R_KIND
-from .linalg import lu_factor, lu_solve, reorthonormalize, rotate_world
+from .linalg import (copy1, copy2, copy3, invert3, lu_factor, lu_solve, reorthonormalize, rotate_world,
+                     rotation_z)
 from .structs import Work
 
 OK, DIVERGED, SINGULAR, NOT_FINITE = 0, 1, 2, 3
 STATUS_NAMES = ("ok", "diverged", "singular", "diverged")
 SINGULAR_PIVOT = 1e-14  # smallest |pivot| / max|entry| of a step matrix before calling it singular
 
-Out = namedtuple("Out", "pos rot ang vel omg q qd lam work res")
+Out = namedtuple("Out", "pos rot ang vel omg q lam work")
 
 
 def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
@@ -64,113 +66,17 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
         q=cp(q), JW=z(nj, N_GEOMETRY, 3), Qf=z(n), G=z(n_rows, n), s=z(n_e), D=z(n_e, n),
         pos1=cp(pos), rot1=cp(rot), ang1=cp(ang), q1=cp(q), JW1=z(nj, N_GEOMETRY, 3), Qf1=z(n), G1=z(n_rows, n),
         g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows), K=z(N, N),
-        piv=np.zeros(N, dtype=np.int64), rhs=z(N), S=z(3, 3, 3))
+        piv=np.zeros(N, dtype=np.int64), rhs=z(N), S=z(3, 3, 3), Ai=z(nb, 4, 3), X=z(n_rows, n), y=z(n))
 
 
 def make_out(m, n_save: int, n_q: int) -> Out:
-    """Output buffers for ``n_save`` saved nodes."""
+    """Output buffers for ``n_save`` saved nodes: body states, joint variables, node
+    multipliers (n_save, n_rows) (zero for inactive rows) and cumulative work (dampers,
+    drivers, loads)."""
     nb, n_rows = m.b_mass.shape[0], m.ri.shape[0]
     z = lambda *shape: np.zeros(shape)  # noqa: E731
     return Out(z(n_save, nb, 3), z(n_save, nb, 3, 3), z(n_save, nb), z(n_save, nb, 3), z(n_save, nb, 3),
-               z(n_save, n_q), z(n_save, n_q), z(n_save, n_rows), z(n_save, 3), z(n_save))
-
-
-# --- body-level pieces ----------------------------------------------------------------------------
-@maybe_njit
-def _set_planar_rotation(ang, rot, b):
-    c, s = math.cos(ang[b]), math.sin(ang[b])
-    rot[b, 0, 0], rot[b, 0, 1], rot[b, 0, 2] = c, -s, 0.0
-    rot[b, 1, 0], rot[b, 1, 1], rot[b, 1, 2] = s, c, 0.0
-    rot[b, 2, 0], rot[b, 2, 1], rot[b, 2, 2] = 0.0, 0.0, 1.0
-
-
-@maybe_njit
-def world_inertia(J, R, out):
-    """``out = R J R^T`` (3, 3)."""
-    for i in range(3):
-        for j in range(3):
-            s = 0.0
-            for k in range(3):
-                s += R[i, k] * (J[k, 0] * R[j, 0] + J[k, 1] * R[j, 1] + J[k, 2] * R[j, 2])
-            out[i, j] = s
-
-
-@maybe_njit
-def mass_block(m, b, rot, K, off, scale_, S):
-    """``K[block of body b] = scale_ * M_b`` (at offset ``off``): ``diag(m, m, Izz)`` planar,
-    ``diag(m, m, m, R J R^T)`` spatial; ``S`` (3, 3) scratch."""
-    mb = m.b_mass[b] * scale_
-    if m.planar:
-        K[off, off] = mb
-        K[off + 1, off + 1] = mb
-        K[off + 2, off + 2] = m.b_inertia[b, 2, 2] * scale_
-        return
-    for i in range(3):
-        K[off + i, off + i] = mb
-    world_inertia(m.b_inertia[b], rot[b], S)
-    for i in range(3):
-        for j in range(3):
-            K[off + 3 + i, off + 3 + j] = S[i, j] * scale_
-
-
-@maybe_njit
-def momentum(m, rot, vel, omg, out, S):
-    """Generalized momentum ``out = M v`` (n,); ``S`` (3, 3) scratch."""
-    for b in range(m.b_mass.shape[0]):
-        mb = m.b_mass[b]
-        if m.planar:
-            out[3 * b], out[3 * b + 1] = mb * vel[b, 0], mb * vel[b, 1]
-            out[3 * b + 2] = m.b_inertia[b, 2, 2] * omg[b, 2]
-        else:
-            world_inertia(m.b_inertia[b], rot[b], S)
-            for i in range(3):
-                out[6 * b + i] = mb * vel[b, i]
-                out[6 * b + 3 + i] = S[i, 0] * omg[b, 0] + S[i, 1] * omg[b, 1] + S[i, 2] * omg[b, 2]
-
-
-@maybe_njit
-def _relative(R0, R1, F):
-    """``F = R0^T R1``."""
-    for i in range(3):
-        for j in range(3):
-            F[i, j] = R0[0, i] * R1[0, j] + R0[1, i] * R1[1, j] + R0[2, i] * R1[2, j]
-
-
-@maybe_njit
-def discrete_momentum(J, R0, R1, F, B):
-    """World ``R0 vee(F J_d - J_d F^T)`` with ``F = R0^T R1``, ``J_d = tr(J)/2 I - J``: h times
-    the LLM discrete angular momentum. ``F``, ``B`` (3, 3) scratch."""
-    _relative(R0, R1, F)
-    half_tr = 0.5 * (J[0, 0] + J[1, 1] + J[2, 2])
-    for i in range(3):  # B = F J_d
-        for j in range(3):
-            B[i, j] = half_tr * F[i, j] - (F[i, 0] * J[0, j] + F[i, 1] * J[1, j] + F[i, 2] * J[2, j])
-    v0, v1, v2 = B[2, 1] - B[1, 2], B[0, 2] - B[2, 0], B[1, 0] - B[0, 1]  # vee(B - B^T)
-    return (R0[0, 0] * v0 + R0[0, 1] * v1 + R0[0, 2] * v2,
-            R0[1, 0] * v0 + R0[1, 1] * v1 + R0[1, 2] * v2,
-            R0[2, 0] * v0 + R0[2, 1] * v1 + R0[2, 2] * v2)
-
-
-@maybe_njit
-def discrete_momentum_jacobian(J, R0, R1, h, K, off, F, B):
-    """``K[off:off+3, off:off+3] = d(discrete_momentum / h) / d theta`` for a world rotation
-    ``theta`` of ``R1``: ``R1 (tr(J_d F) I - J_d F) R1^T / h`` (from ``hat(x) A + A^T hat(x) =
-    hat((tr(A) I - A) x)``). ``F``, ``B`` (3, 3) scratch."""
-    _relative(R0, R1, F)
-    half_tr = 0.5 * (J[0, 0] + J[1, 1] + J[2, 2])
-    for i in range(3):  # B = J_d F
-        for j in range(3):
-            B[i, j] = half_tr * F[i, j] - (J[i, 0] * F[0, j] + J[i, 1] * F[1, j] + J[i, 2] * F[2, j])
-    tr = B[0, 0] + B[1, 1] + B[2, 2]
-    for i in range(3):
-        for j in range(3):
-            F[i, j] = (tr if i == j else 0.0) - B[i, j]
-    for i in range(3):  # K = R1 F R1^T / h
-        for j in range(3):
-            s = 0.0
-            for k in range(3):
-                s += R1[i, k] * (F[k, 0] * R1[j, 0] + F[k, 1] * R1[j, 1] + F[k, 2] * R1[j, 2])
-            K[off + i, off + j] = s / h
+               z(n_save, n_q), z(n_save, n_rows), z(n_save, 3))
 
 
 # --- step 1: positions ----------------------------------------------------------------------------
@@ -198,9 +104,9 @@ def _predict(m, w, h, nrow):
             else:
                 w.pos1[b, c] = w.pos[b, c] + step
         if m.planar:
-            _set_planar_rotation(w.ang1, w.rot1, b)
+            rotation_z(w.rot1[b], w.ang1[b])
         else:
-            w.rot1[b, :, :] = w.rot[b]
+            copy2(w.rot1[b], w.rot[b])
             rotate_world(w.rot1[b], (h * w.omg[b, 0], h * w.omg[b, 1], h * w.omg[b, 2]), w.S[0], w.S[1])
 
 
@@ -246,7 +152,30 @@ def _residual(m, w, h, nrow):
 @maybe_njit
 def _newton_solve(m, w, h, nrow):
     """Solve the Newton system of step 1 for (position increment, nu increment) into
-    ``w.rhs``; returns False when the matrix is singular."""
+    ``w.rhs``: by the constraint Schur complement when the model allows (``m.schur``), else by
+    LU of the whole matrix. Returns False when the matrix is singular."""
+    n = w.r.shape[0]
+    for i in range(n):
+        w.rhs[i] = -w.r[i]
+    if m.schur:
+        _step1_blocks(m, w, h)
+        for r in range(nrow):
+            w.g1[r] = -w.g1[r]  # right-hand side of the constraint rows (g1 is re-evaluated next)
+        return _schur_solve(m, w, nrow, w.G, w.G1, w.g1)
+    _newton_matrix(m, w, h, nrow)
+    for r in range(nrow):
+        w.rhs[n + r] = -w.g1[r]
+    if lu_factor(w.K, n + nrow, w.piv) < SINGULAR_PIVOT:
+        return False
+    lu_solve(w.K, n + nrow, w.piv, w.rhs)
+    return True
+
+
+@maybe_njit
+def _newton_matrix(m, w, h, nrow):
+    """``w.K`` = Jacobian of (step-1 residual, constraints) by (position increment, nu):
+    ``[[A, G_k^T], [G(q_{k+1}), 0]]`` with ``A`` the mass blocks over h (spatial rotations: the
+    discrete-momentum Jacobian) plus the damper terms ``c/2 grad s_k grad s_{k+1}^T``."""
     n = w.r.shape[0]
     N = n + nrow
     K = w.K
@@ -259,8 +188,11 @@ def _newton_solve(m, w, h, nrow):
         else:
             for i in range(3):
                 K[6 * b + i, 6 * b + i] = m.b_mass[b] / h
-            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, K, 6 * b + 3, w.S[0], w.S[1])
-    for e in range(m.ei.shape[0]):  # d(-f^-)/dq_{k+1} = c/2 grad s_k grad s_{k+1}^T
+            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, w.S[2], w.S[0], w.S[1])
+            for i in range(3):
+                for j in range(3):
+                    K[6 * b + 3 + i, 6 * b + 3 + j] = w.S[2, i, j]
+    for e in range(m.ei.shape[0]):
         c = 0.5 * m.ec[e]
         for i in range(n):
             if w.D[e, i] != 0.0:
@@ -270,14 +202,6 @@ def _newton_solve(m, w, h, nrow):
         for i in range(n):
             K[i, n + r] = w.G[r, i]
             K[n + r, i] = w.G1[r, i]
-    for i in range(n):
-        w.rhs[i] = -w.r[i]
-    for r in range(nrow):
-        w.rhs[n + r] = -w.g1[r]
-    if lu_factor(K, N, w.piv) < SINGULAR_PIVOT:
-        return False
-    lu_solve(K, N, w.piv, w.rhs)
-    return True
 
 
 @maybe_njit
@@ -289,7 +213,7 @@ def _apply_increment(m, w, nrow):
             w.pos1[b, 0] += w.rhs[3 * b]
             w.pos1[b, 1] += w.rhs[3 * b + 1]
             w.ang1[b] += w.rhs[3 * b + 2]
-            _set_planar_rotation(w.ang1, w.rot1, b)
+            rotation_z(w.rot1[b], w.ang1[b])
         else:
             for i in range(3):
                 w.pos1[b, i] += w.rhs[6 * b + i]
@@ -332,6 +256,81 @@ def position_step(m, w, nrow, h, drv1, tol, max_iter):
     return DIVERGED, max_iter, err
 
 
+# --- block-diagonal solves ------------------------------------------------------------------------
+@maybe_njit
+def _step1_blocks(m, w, h):
+    """``w.Ai`` <- inverse body blocks of the step-1 matrix: ``h/m`` for translations, ``h/Izz``
+    (planar) or the inverse of the discrete-momentum Jacobian (spatial) for rotations."""
+    for b in range(m.b_mass.shape[0]):
+        w.Ai[b, 0, 0] = h / m.b_mass[b]
+        if m.planar:
+            w.Ai[b, 1, 0] = h / m.b_inertia[b, 2, 2]
+        else:
+            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, w.S[2], w.S[0], w.S[1])
+            invert3(w.S[2], w.Ai[b, 1:])
+
+
+@maybe_njit
+def _mass_inverse_blocks(m, w):
+    """``w.Ai`` <- inverse body blocks of the mass matrix at ``rot1``: ``1/m``, ``1/Izz`` or
+    ``R J^-1 R^T``."""
+    for b in range(m.b_mass.shape[0]):
+        w.Ai[b, 0, 0] = 1.0 / m.b_mass[b]
+        if m.planar:
+            w.Ai[b, 1, 0] = 1.0 / m.b_inertia[b, 2, 2]
+        else:
+            world_inertia(m.b_inertia[b], w.rot1[b], w.S[2])
+            invert3(w.S[2], w.Ai[b, 1:])
+
+
+@maybe_njit(inline=True)
+def _apply_blocks(m, Ai, v, out):
+    """``out = A^-1 v`` (n,) for the block-diagonal inverse ``Ai`` of :func:`_step1_blocks`."""
+    for b in range(m.b_mass.shape[0]):
+        if m.planar:
+            out[3 * b] = Ai[b, 0, 0] * v[3 * b]
+            out[3 * b + 1] = Ai[b, 0, 0] * v[3 * b + 1]
+            out[3 * b + 2] = Ai[b, 1, 0] * v[3 * b + 2]
+        else:
+            o = 6 * b
+            for i in range(3):
+                out[o + i] = Ai[b, 0, 0] * v[o + i]
+                out[o + 3 + i] = Ai[b, 1 + i, 0] * v[o + 3] + Ai[b, 1 + i, 1] * v[o + 4] + Ai[b, 1 + i, 2] * v[o + 5]
+
+
+@maybe_njit
+def _schur_solve(m, w, nrow, GT, GB, c):
+    """Solve ``[[A, GT^T], [GB, 0]] [x; z] = [a; c]`` for block-diagonal ``A`` (inverse blocks
+    in ``w.Ai``) through ``(GB A^-1 GT^T) z = GB A^-1 a - c``, ``x = A^-1 a - (A^-1 GT^T) z``;
+    ``a`` is ``w.rhs[:n]`` on entry, the solution (x, then z) is left in ``w.rhs``. Returns
+    False when the Schur complement is singular."""
+    X, K, y, rhs = w.X, w.K, w.y, w.rhs  # local names: loads hoisted out of the loops
+    n = w.r.shape[0]
+    _apply_blocks(m, w.Ai, rhs, y)
+    for r in range(nrow):
+        _apply_blocks(m, w.Ai, GT[r], X[r])
+    for r1 in range(nrow):
+        s = 0.0
+        for i in range(n):
+            s += GB[r1, i] * y[i]
+        rhs[n + r1] = s - c[r1]
+        for r2 in range(nrow):
+            t = 0.0
+            for i in range(n):
+                t += GB[r1, i] * X[r2, i]
+            K[r1, r2] = t
+    if lu_factor(K, nrow, w.piv) < SINGULAR_PIVOT:
+        return False
+    z = rhs[n:]
+    lu_solve(K, nrow, w.piv, z)
+    for i in range(n):
+        t = y[i]
+        for r in range(nrow):
+            t -= X[r, i] * z[r]
+        rhs[i] = t
+    return True
+
+
 # --- step 2: velocities ---------------------------------------------------------------------------
 @maybe_njit
 def _half_momentum(m, w, nrow):
@@ -349,33 +348,25 @@ def _half_momentum(m, w, nrow):
 @maybe_njit
 def velocity_step(m, w, nrow, h, rate1):
     """Step 2 (see module doc): ``vel, omg`` at ``t_{k+1}`` and ``nu2``, from ``w.P``
-    (p_{k+1/2}), ``Qf1``, ``G1``, ``D1`` and the driver rates ``rate1`` at ``t_{k+1}``.
-    Returns False when the matrix is singular."""
+    (p_{k+1/2}), ``Qf1``, ``G1``, ``D1`` and the driver rates ``rate1`` at ``t_{k+1}`` (``w.g1``
+    is reused for the constraint right-hand side). Returns False when the matrix is singular."""
     n = w.P.shape[0]
-    N = n + nrow
-    K = w.K
-    for i in range(N):
-        for j in range(N):
-            K[i, j] = 0.0
     for i in range(n):
         w.rhs[i] = w.P[i] + 0.5 * h * w.Qf1[i]
     for e in range(m.ei.shape[0]):  # f^+
         coef = -0.5 * m.ec[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             w.rhs[i] += coef * w.D1[e, i]
-    nd = 3 if m.planar else 6
-    for b in range(m.b_mass.shape[0]):
-        mass_block(m, b, w.rot1, K, nd * b, 1.0, w.S[0])
     for r in range(nrow):
-        for i in range(n):
-            K[i, n + r] = w.G1[r, i]
-            K[n + r, i] = w.G1[r, i]
         i_row = w.rows[r]
         kind = m.ri[i_row, R_KIND]
-        w.rhs[n + r] = rate1[m.ri[i_row, R_DRV]] if (kind == DRV_ANGLE or kind == DRV_SLIDE) else 0.0
-    if lu_factor(K, N, w.piv) < SINGULAR_PIVOT:
+        w.g1[r] = rate1[m.ri[i_row, R_DRV]] if (kind == DRV_ANGLE or kind == DRV_SLIDE) else 0.0
+    if m.schur:
+        _mass_inverse_blocks(m, w)
+        if not _schur_solve(m, w, nrow, w.G1, w.G1, w.g1):
+            return False
+    elif not _kkt_solve(m, w, nrow):
         return False
-    lu_solve(K, N, w.piv, w.rhs)
     for b in range(m.b_mass.shape[0]):
         if m.planar:
             w.vel[b, 0], w.vel[b, 1], w.vel[b, 2] = w.rhs[3 * b], w.rhs[3 * b + 1], 0.0
@@ -386,6 +377,29 @@ def velocity_step(m, w, nrow, h, rate1):
                 w.omg[b, i] = w.rhs[6 * b + 3 + i]
     for r in range(nrow):
         w.nu2[r] = w.rhs[n + r]
+    return True
+
+
+@maybe_njit
+def _kkt_solve(m, w, nrow):
+    """LU solve of ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into ``w.rhs``."""
+    n = w.P.shape[0]
+    N = n + nrow
+    K = w.K
+    for i in range(N):
+        for j in range(N):
+            K[i, j] = 0.0
+    nd = 3 if m.planar else 6
+    for b in range(m.b_mass.shape[0]):
+        mass_block(m, b, w.rot1, K, nd * b, 1.0, w.S[0])
+    for r in range(nrow):
+        for i in range(n):
+            K[i, n + r] = w.G1[r, i]
+            K[n + r, i] = w.G1[r, i]
+        w.rhs[n + r] = w.g1[r]
+    if lu_factor(K, N, w.piv) < SINGULAR_PIVOT:
+        return False
+    lu_solve(K, N, w.piv, w.rhs)
     return True
 
 
@@ -402,15 +416,15 @@ def refresh(m, w, nrow, drv_val):
 
 @maybe_njit
 def _commit(m, w):
-    w.pos[:, :] = w.pos1
-    w.rot[:, :, :] = w.rot1
-    w.ang[:] = w.ang1
-    w.q[:] = w.q1
-    w.JW[:, :, :] = w.JW1
-    w.Qf[:] = w.Qf1
-    w.G[:, :] = w.G1
-    w.s[:] = w.s1
-    w.D[:, :] = w.D1
+    copy2(w.pos, w.pos1)
+    copy3(w.rot, w.rot1)
+    copy1(w.ang, w.ang1)
+    copy1(w.q, w.q1)
+    copy3(w.JW, w.JW1)
+    copy1(w.Qf, w.Qf1)
+    copy2(w.G, w.G1)
+    copy1(w.s, w.s1)
+    copy2(w.D, w.D1)
     if not m.planar:
         for b in range(m.b_mass.shape[0]):
             reorthonormalize(w.rot[b], w.S[0], w.S[1])
@@ -457,16 +471,14 @@ def _add_work(m, w, nrow, h, drv0, drv1, acc):
 
 # --- the time loop --------------------------------------------------------------------------------
 @maybe_njit
-def _save_state(m, w, out, row, drv_val, acc):
-    out.pos[row] = w.pos
-    out.rot[row] = w.rot
-    out.ang[row] = w.ang
-    out.vel[row] = w.vel
-    out.omg[row] = w.omg
-    out.q[row] = w.q
-    joint_rates(m, w.rot, w.vel, w.omg, w.JW, w.q, out.qd[row])
-    out.work[row] = acc
-    out.res[row] = residual_norm(m, w.rot, w.JW, drv_val)
+def _save_state(w, out, row, acc):
+    copy2(out.pos[row], w.pos)
+    copy3(out.rot[row], w.rot)
+    copy1(out.ang[row], w.ang)
+    copy2(out.vel[row], w.vel)
+    copy2(out.omg[row], w.omg)
+    copy1(out.q[row], w.q)
+    copy1(out.work[row], acc)
 
 
 @maybe_njit
@@ -474,12 +486,12 @@ def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row
     """Steps ``k0 .. k1-1`` (``k1 <= n_steps + 1``; step ``n_steps`` only supplies the last
     node's multipliers). ``drv``/``rate`` (n_steps + 3, n_drivers): driver values and rates at
     ``t = (i - 1) h``; ``save_row`` (n_steps + 1,): output row of each node or -1; ``mu_prev``
-    (n_rows,): ``mu_{k-1}`` of the active rows (in/out); ``stats`` = (max iterations, max
-    error) (in/out). Returns ``(status, step reached, error)``."""
+    (n_rows,): ``mu_{k-1}`` of the active rows (in/out); ``stats[0]``: the largest number of
+    Newton iterations of a step (in/out). Returns ``(status, step reached, error)``."""
     for k in range(k0, k1):
         row = save_row[k]
         if row >= 0:
-            _save_state(m, w, out, row, drv[k + 1], acc)
+            _save_state(w, out, row, acc)
         status, it, err = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc)
         if status != OK:
             if k == n_steps and row >= 0:  # look-ahead step only: first-order multipliers
@@ -489,8 +501,6 @@ def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row
             return status, k, err
         if it > stats[0]:
             stats[0] = it
-        if err > stats[1]:
-            stats[1] = err
         for r in range(nrow):
             lam = 2.0 * w.nu[r] / h
             if row >= 0:

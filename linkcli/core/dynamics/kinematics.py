@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..jit import maybe_njit
 from ..mechanism import CYLINDRICAL, FIXED, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
-from .linalg import add, cross, dot, lu_factor, lu_solve, matTvec, matvec, row3, scale, sub, wrap_angle
 from .layout import (G_A1, G_A2, G_AX, G_B1, G_OA, G_OB, G_SA, G_SB, J_AXA, J_N1A, J_N1B, J_N2A, J_PA,
                      J_PB, J_QN, J_QS, J_RA, J_RB, J_TYPE)
+from .linalg import add, cross, dot, lu_factor, lu_solve, matTvec, matvec, row3, scale, sub, wrap_angle
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -177,13 +175,12 @@ def _spherical(R, q_prev, k, q):
 
 
 @maybe_njit
-def joint_rates(m, rot, vel, omg, JW, q, qd):
+def joint_rates(m, rot, vel, omg, JW, q, qd, S, rhs, idx, piv):
     """Joint rates ``qd`` (n_q,): the velocity of frame B relative to frame A (origin velocity
     and angular velocity in frame-A axes) decomposed on the variables' current axes by least
-    squares (exact when the joint constraints hold)."""
-    R, C, N = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    rhs = np.empty(3)
-    idx, piv = np.empty(3, dtype=np.int64), np.empty(3, dtype=np.int64)
+    squares (exact when the joint constraints hold). Scratch: ``S`` (3, 3, 3), ``rhs`` (3,),
+    ``idx``, ``piv`` (3,) int."""
+    R, C, N = S[0], S[1], S[2]
     for j in range(m.ji.shape[0]):
         if m.ji[j, J_QN] == 0:
             continue
@@ -194,6 +191,13 @@ def joint_rates(m, rot, vel, omg, JW, q, qd):
         d = sub(row3(G, G_OB), row3(G, G_OA))
         v_rel = sub(sub(point_velocity(pb, row3(G, G_SB), vel, omg), point_velocity(pa, row3(G, G_SA), vel, omg)),
                     cross(w_a, d))
+        t, k = m.ji[j, J_TYPE], m.ji[j, J_QS]
+        if t == REVOLUTE:  # fast paths: the rate along the (world) axis
+            qd[k] = dot(row3(G, G_AX), sub(w_b, w_a))
+            continue
+        if t == PRISMATIC:
+            qd[k] = dot(row3(G, G_AX), v_rel)
+            continue
         targets = (_to_frame_a(m, j, v_rel, rot), _to_frame_a(m, j, sub(w_b, w_a), rot))
         for kind in range(2):  # 0: translations (match v_rel), 1: rotations (match w_rel)
             cnt = _current_axes(m, j, q, kind, R, C, idx)

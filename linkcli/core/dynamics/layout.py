@@ -2,8 +2,8 @@
 
 # joints: ji (n_j, 5) int
 J_TYPE, J_PA, J_PB, J_QS, J_QN = range(5)
-# joints: jv (n_j, 9, 3)
-J_RA, J_RB, J_AXIS, J_N1, J_N2, J_AXA, J_N1A, J_N2A, J_N1B = range(9)
+# joints: jv (n_j, 6, 3)
+J_RA, J_RB, J_AXA, J_N1A, J_N2A, J_N1B = range(6)
 # constraint rows: ri (n_r, 3) int; rv (n_r, 2, 3) holds (u, w)
 R_KIND, R_JOINT, R_DRV = range(3)
 # element parameters: ap (n_a, 3), tp (n_t, 3)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..jit import maybe_njit
 
 
@@ -70,14 +68,6 @@ def matmul3(A, B, out):
 
 
 @maybe_njit
-def matTmul3(A, B, out):
-    """``out = A.T @ B`` for (3, 3) arrays (``out`` must not alias the inputs)."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
-
-
-@maybe_njit
 def wrap_angle(a):
     """``a`` wrapped to [-pi, pi)."""
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
@@ -106,12 +96,37 @@ def rotation_from_vector(phi, out):
     out[2, 1] = a * x + b * y * z
 
 
+@maybe_njit(inline=True)
+def copy1(dst, src):
+    """``dst[:] = src`` for 1-D arrays (explicit loops here and below compile without numba's
+    broadcasting checks, which cost seconds of compile time per use)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@maybe_njit(inline=True)
+def copy2(dst, src):
+    """``dst[:, :] = src`` for 2-D arrays."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@maybe_njit(inline=True)
+def copy3(dst, src):
+    """``dst[:, :, :] = src`` for 3-D arrays."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            for k in range(src.shape[2]):
+                dst[i, j, k] = src[i, j, k]
+
+
 @maybe_njit
 def rotate_world(R, phi, tmp, tmp2):
     """``R <- exp(hat(phi)) @ R`` in place (world-frame increment ``phi``, rad)."""
     rotation_from_vector(phi, tmp)
     matmul3(tmp, R, tmp2)
-    R[:, :] = tmp2
+    copy2(R, tmp2)
 
 
 @maybe_njit
@@ -128,9 +143,41 @@ def reorthonormalize(R, S, T):
 
 
 @maybe_njit
+def invert3(A, out):
+    """``out = inv(A)`` for a (3, 3) array (adjugate / determinant); False when singular."""
+    c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
+    c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
+    c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
+    det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
+    if det == 0.0:
+        return False
+    d = 1.0 / det
+    out[0, 0], out[1, 0], out[2, 0] = c00 * d, c01 * d, c02 * d
+    out[0, 1] = (A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]) * d
+    out[1, 1] = (A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]) * d
+    out[2, 1] = (A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]) * d
+    out[0, 2] = (A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]) * d
+    out[1, 2] = (A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]) * d
+    out[2, 2] = (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]) * d
+    return True
+
+
+@maybe_njit
+def rotation_z(R, angle):
+    """``R = Rz(angle)`` (3, 3) in place (rad)."""
+    c, s = math.cos(angle), math.sin(angle)
+    R[0, 0], R[0, 1], R[0, 2] = c, -s, 0.0
+    R[1, 0], R[1, 1], R[1, 2] = s, c, 0.0
+    R[2, 0], R[2, 1], R[2, 2] = 0.0, 0.0, 1.0
+
+
+@maybe_njit
 def lu_factor(A, n, piv):
     """In-place LU with partial pivoting of ``A[:n, :n]``; returns the smallest
-    ``|pivot| / max|A|`` (0.0 when exactly singular) as a conditioning indicator."""
+    ``|pivot| / max|A|`` (0.0 when exactly singular, 1.0 for an empty matrix) as a conditioning
+    indicator."""
+    if n == 0:
+        return 1.0
     amax = 0.0
     for i in range(n):
         for j in range(n):
@@ -182,8 +229,3 @@ def lu_solve(A, n, piv, b):
         for j in range(i + 1, n):
             s -= A[i, j] * b[j]
         b[i] = s / A[i, i]
-
-
-def empty_work(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scratch (matrix (n, n), pivots (n,), right-hand side (n,)) for :func:`lu_factor`."""
-    return np.zeros((n, n)), np.zeros(n, dtype=np.int64), np.zeros(n)

@@ -1,11 +1,10 @@
 """The dynamics view of a compiled mechanism: a few packed arrays read by the kernels.
 
-Built once per simulation by :func:`build_model`. A ``DynModel`` is a namedtuple of writable,
-contiguous float64/int64 arrays (numba compiles one specialisation for every mechanism), a
-record of :mod:`.structs`. The arrays are packed by entity, with named column/row indices in :mod:`.layout`, which keeps the kernels' signatures
-short. Body index -1 is the base. With
-``n_b`` bodies the generalized velocity has ``n = nd * n_b`` entries, ``nd`` = 3 planar
-``(v_x, v_y, w_z)`` / 6 spatial ``(v, w)``; world frame, CG velocities.
+Built once per simulation by :func:`build_model`. A ``DynModel`` (:mod:`.structs`) is a
+namedtuple of writable, contiguous float64/int64 arrays (numba compiles one specialisation for
+every mechanism), packed by entity with named column/row indices (:mod:`.layout`). Body index
+-1 is the base. With ``n_b`` bodies the generalized velocity has ``n = nd * n_b`` entries,
+``nd`` = 3 planar ``(v_x, v_y, w_z)`` / 6 spatial ``(v, w)``; world frame, CG velocities.
 
 ===========  ===================  =====================================================================
 field        shape                content (SI)
@@ -16,10 +15,10 @@ b_inertia    (n_b, 3, 3)          kg m^2 about the CG, link axes (planar: Izz on
 m_scale      (n,)                 mass or inertia of each generalized coordinate (residual scaling)
 gravity      (3,)                 m/s^2
 ji           (n_j, 5)             J_TYPE, J_PA, J_PB (parent/child body), J_QS, J_QN (variables)
-jv           (n_j, 9, 3)          J_RA, J_RB joint-frame origins relative to the CG in body axes (world
-                                  for the base); J_AXIS, J_N1, J_N2 axis and perpendiculars (joint
-                                  frame, right-handed); J_AXA, J_N1A, J_N2A the same in parent body
-                                  axes; J_N1B n1 in child body axes
+jv           (n_j, 6, 3)          J_RA, J_RB joint-frame origins relative to the CG in body axes (world
+                                  for the base); J_AXA, J_N1A, J_N2A the joint axis and two
+                                  perpendiculars (right-handed) in parent body axes; J_N1B the first
+                                  perpendicular in child body axes
 jm           (n_j, 2, 3, 3)       joint-frame rotations in parent / child body axes
 q_axis       (n_q, 3)             variable axes (joint frame)
 q_rot        (n_q,)               1 rotation, 0 translation
@@ -31,6 +30,9 @@ li, lv       (n_l,), (n_l, 3, 3)  constant loads: body; (L_POINT rel. CG body ax
                                   L_TORQUE N m) world
 di           (n_d, 4)             torque drivers: D_JOINT, D_Q, D_DRIVER (profile column), D_ROT
 ei, ec       (n_e, 2), (n_e,)     dampers: (E_KIND axial/torsional, E_INDEX element), damping
+schur        int                  1 when every body block is invertible and there are no dampers: the
+                                  integrator then solves its step matrices by the constraint Schur
+                                  complement (block-diagonal mass), else by LU of the whole matrix
 ===========  ===================  =====================================================================
 """
 
@@ -65,7 +67,23 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     fields.update(ri=np.column_stack([rows["kind"], rows["joint"], rows["driver"]]).reshape(-1, 3),
                   rv=np.stack([rows["u"], rows["w"]], axis=1).reshape(-1, 2, 3))
     fields.update(_elements(mech, link_body))
+    fields["schur"] = int(_block_diagonal_invertible(mass, inertia, planar) and len(fields["ec"]) == 0)
     return DynModel(**{k: v if k == "planar" else _kernel_array(v) for k, v in fields.items()})
+
+
+SCHUR_MAX_CONDITION = 1e4  # largest/smallest principal moment of a body solved by its inverse
+
+
+def _block_diagonal_invertible(mass, inertia, planar) -> bool:
+    """Every body has a positive mass and a well-conditioned rotational inertia (planar: Izz >
+    0; spatial: principal moments within a factor ``SCHUR_MAX_CONDITION``, a regularised rod
+    is not), so the step matrices can be solved through their constraint Schur complement."""
+    if np.any(mass <= 0):
+        return False
+    if planar:
+        return bool(np.all(inertia[:, 2, 2] > 0))
+    eig = np.linalg.eigvalsh(inertia)
+    return bool(np.all(eig[:, 0] * SCHUR_MAX_CONDITION > eig[:, 2]) and np.all(eig[:, 0] > 0))
 
 
 def _m_scale(mass, inertia, planar) -> np.ndarray:
@@ -88,11 +106,10 @@ def _joints(mech, link_body) -> dict:
     body_axes = lambda R, v: np.einsum("jab,jb->ja", R, v)  # noqa: E731
     jv = np.stack([mech.T_parent_joint[:, :3, 3] - cg[mech.joint_parent],
                    mech.T_child_joint[:, :3, 3] - cg[mech.joint_child],
-                   axis, n1, n2, body_axes(Ra, axis), body_axes(Ra, n1), body_axes(Ra, n2), body_axes(Rb, n1)],
-                  axis=1)
+                   body_axes(Ra, axis), body_axes(Ra, n1), body_axes(Ra, n2), body_axes(Rb, n1)], axis=1)
     ji = np.column_stack([mech.joint_type, link_body[mech.joint_parent], link_body[mech.joint_child],
                           mech.joint_q_start, mech.joint_q_count])
-    return dict(ji=ji.reshape(-1, 5), jv=jv.reshape(-1, 9, 3), jm=np.stack([Ra, Rb], axis=1).reshape(-1, 2, 3, 3))
+    return dict(ji=ji.reshape(-1, 5), jv=jv.reshape(-1, 6, 3), jm=np.stack([Ra, Rb], axis=1).reshape(-1, 2, 3, 3))
 
 
 def _elements(mech, link_body) -> dict:

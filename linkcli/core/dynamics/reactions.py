@@ -24,16 +24,18 @@ from .structs import as_kernel
 def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
     """Reaction ``force (n_j, 3)`` and ``moment (n_j, 3)`` on each joint's child for the
     multipliers ``lam (n_rows,)`` at one configuration (joint geometry ``JW``); ``fa``, ``ma``
-    (n_j, 3) scratch for the parent-side wrench (used when the child is the base)."""
+    (n_j, 3) scratch for the parent-side wrench (used when the child is the base). Returns the
+    largest |row value| (the constraint residual, m or rad), which the same pass evaluates."""
     force[:, :] = 0.0
     moment[:, :] = 0.0
     fa[:, :] = 0.0
     ma[:, :] = 0.0
+    residual = 0.0
     for i in range(m.ri.shape[0]):
-        if lam[i] == 0.0:
-            continue
         j = m.ri[i, R_JOINT]
         val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
+        if not abs(val) <= residual:
+            residual = abs(val)
         for c in range(3):
             force[j, c] -= lam[i] * gb_x[c]
             moment[j, c] -= lam[i] * gb_t[c]
@@ -52,16 +54,7 @@ def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
         for c in range(3):
             force[j, c] = f[c]
             moment[j, c] = mo[c]
-
-
-@maybe_njit
-def _wrench_samples(m, pos, rot, drv, lam, force, moment):
-    nj = m.ji.shape[0]
-    JW = np.zeros((nj, N_GEOMETRY, 3))
-    fa, ma = np.zeros((nj, 3)), np.zeros((nj, 3))
-    for s in range(pos.shape[0]):
-        joint_geometry(m, pos[s], rot[s], JW)
-        joint_wrenches(m, rot[s], JW, drv[s], lam[s], force[s], moment[s], fa, ma)
+    return residual
 
 
 @maybe_njit
@@ -91,12 +84,3 @@ def minimum_norm_multipliers(m, pos, rot, drv, lam, row_scale, col_scale, chunk:
         lam_s = np.einsum("sri,si->sr", np.linalg.pinv(np.swapaxes(Gs, 1, 2)), force)
         out[sl] = lam_s * row_scale
     return out
-
-
-def reaction_history(m, pos, rot, drv, lam) -> tuple[np.ndarray, np.ndarray]:
-    """``(force, moment)`` (n_s, n_joints, 3) of saved states with multipliers ``lam``
-    (n_s, n_rows) and driver values ``drv`` (n_s, n_drivers)."""
-    nj = m.ji.shape[0]
-    force, moment = np.zeros((len(pos), nj, 3)), np.zeros((len(pos), nj, 3))
-    _wrench_samples(as_kernel(m), pos, rot, drv, lam, force, moment)
-    return force, moment

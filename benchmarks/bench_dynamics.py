@@ -1,0 +1,217 @@
+"""W3: planar four-bar dynamics, linkcli's variational integrator against a scipy baseline.
+
+Workload: ground 4, crank 1, coupler 3, rocker 3.5 m; uniform slender links of 1 kg/m (1, 3,
+3.5 kg; I = m L^2 / 12 about the mid-length CG); gravity -9.81 in y; released from rest at a
+crank angle of 60 deg; 10 s at dt = 1e-3, every step saved.
+
+Baseline: the same bodies in maximal coordinates (x, y, angle per moving link), written here
+with numpy: the index-3 DAE reduced to index 1 (constraint accelerations) with Baumgarte
+stabilisation (alpha = beta = 10 1/s), integrated by scipy's solve_ivp (RK45, rtol 1e-8,
+atol 1e-10) with output at every millisecond.
+
+Run: ``python benchmarks/bench_dynamics.py [--repeat 5]``. Prints a table of CPU times of this
+process (``time.process_time``, best of ``--repeat``; wall times swing with the load of a
+shared machine, CPU times much less), the accuracy of both, and numba's compile/load times
+(wall) measured in fresh processes (cold: empty cache directory; cached: the package's cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+W3_FILE = REPO / "tests" / "data" / "dynamics" / "fourbar_w3.yaml"
+
+R1, R2, R3, R4 = 4.0, 1.0, 3.0, 3.5
+T_END, DT, CRANK0 = 10.0, 1e-3, np.radians(60.0)
+
+
+# --- geometry shared by both (closed-form assembly of the start) ---------------------------------
+def assemble(t2: float) -> np.ndarray:
+    """Absolute link angles (crank, coupler, rocker) of the open assembly at crank angle t2."""
+    A = R2 * np.exp(1j * t2)
+    e = R1 - A
+    L = abs(e)
+    x = (R3**2 - R4**2 + L**2) / (2 * L)
+    B = A + (x + 1j * np.sqrt(R3**2 - x**2)) * e / L
+    return np.array([t2, np.angle(B - A), np.angle(B - R1)])
+
+
+# --- linkcli ---------------------------------------------------------------------------------------
+def run_linkcli(repeat: int, every: int = 1):
+    from linkcli.compile import compile_mechanism
+    from linkcli.core.dynamics import simulate
+    from linkcli.io.loader import load_mechanism
+
+    mech = compile_mechanism(load_mechanism(W3_FILE).model)
+    t2, t3, t4 = assemble(CRANK0)
+    q0 = np.array([t2, t3 - t2, t4 - t3, t4])  # joints crank_pin, A, B, O4
+    simulate(mech, q0, np.zeros(4), t_end=0.01, dt=DT)  # load the compiled kernels
+    best, result = np.inf, None
+    for _ in range(repeat):
+        t = time.process_time()
+        result = simulate(mech, q0, np.zeros(4), t_end=T_END, dt=DT, every=every)
+        best = min(best, time.process_time() - t)
+    return best, result
+
+
+# --- baseline ---------------------------------------------------------------------------------------
+MASS = np.array([R2, R3, R4])
+INERTIA = MASS * np.array([R2, R3, R4]) ** 2 / 12
+HALF = np.array([R2, R3, R4]) / 2
+# (body a, point a along its x from the CG, body b, point b) per pin; body -1 = ground point
+PINS = [(-1, np.array([0.0, 0.0]), 0, -HALF[0]), (0, HALF[0], 1, -HALF[1]),
+        (1, HALF[1], 2, HALF[2]), (-1, np.array([R1, 0.0]), 2, -HALF[2])]
+ALPHA = BETA = 10.0
+
+
+def _point(z, b, s):
+    """Position, d/dangle and centripetal term of the point at distance ``s`` along body b's x
+    axis from its CG (``s`` is the world point itself for the ground, b = -1)."""
+    if b < 0:
+        return s, None, np.zeros(2)
+    x, y, th = z[3 * b: 3 * b + 3]
+    c, sn = np.cos(th), np.sin(th)
+    p = np.array([x + s * c, y + s * sn])
+    return p, np.array([-s * sn, s * c]), np.array([s * c, s * sn])
+
+
+def baseline_rhs(t, state):
+    z, v = state[:9], state[9:]
+    M = np.diag(np.repeat(MASS, 3) * np.tile([1.0, 1.0, 0.0], 3) + np.repeat(INERTIA, 3) * np.tile([0, 0, 1.0], 3))
+    F = np.zeros(9)
+    F[1::3] = -9.81 * MASS
+    G, g, gamma = np.zeros((8, 9)), np.zeros(8), np.zeros(8)
+    for k, (a, sa, b, sb) in enumerate(PINS):
+        pa, da, ca = _point(z, a, sa)
+        pb, db, cb = _point(z, b, sb)
+        rows = slice(2 * k, 2 * k + 2)
+        g[rows] = pb - pa
+        G[rows, 3 * b: 3 * b + 2] = np.eye(2)
+        G[rows, 3 * b + 2] = db
+        wb = v[3 * b + 2]
+        gamma[rows] = cb * wb**2
+        if a >= 0:
+            G[rows, 3 * a: 3 * a + 2] = -np.eye(2)
+            G[rows, 3 * a + 2] = -da
+            gamma[rows] -= ca * v[3 * a + 2] ** 2
+    rhs = gamma - 2 * ALPHA * (G @ v) - BETA**2 * g
+    K = np.block([[M, G.T], [G, np.zeros((8, 8))]])
+    acc = np.linalg.solve(K, np.r_[F, rhs])[:9]
+    return np.r_[v, acc]
+
+
+def baseline_start() -> np.ndarray:
+    angles = assemble(CRANK0)
+    A = R2 * np.exp(1j * angles[0])
+    cg = [HALF[0] * np.exp(1j * angles[0]), A + HALF[1] * np.exp(1j * angles[1]), R1 + HALF[2] * np.exp(1j * angles[2])]
+    z = np.ravel([[c.real, c.imag, a] for c, a in zip(cg, angles)])
+    return np.r_[z, np.zeros(9)]
+
+
+def baseline_energy(states) -> np.ndarray:
+    z, v = states[:, :9], states[:, 9:]
+    kin = 0.5 * (np.sum(np.repeat(MASS, 2) * (v[:, [0, 1, 3, 4, 6, 7]] ** 2), axis=1)
+                 + np.sum(INERTIA * v[:, 2::3] ** 2, axis=1))
+    return kin + 9.81 * np.sum(MASS * z[:, 1::3], axis=1)
+
+
+def baseline_closure(states) -> np.ndarray:
+    out = np.zeros(len(states))
+    for i, s in enumerate(states):
+        res = [(_point(s, b, sb)[0] - _point(s, a, sa)[0]) for a, sa, b, sb in PINS]
+        out[i] = np.abs(res).max()
+    return out
+
+
+def run_baseline(repeat: int = 2):
+    t_eval = np.linspace(0.0, T_END, int(round(T_END / DT)) + 1)
+    best = np.inf
+    for _ in range(repeat):
+        t = time.process_time()
+        sol = solve_ivp(baseline_rhs, (0.0, T_END), baseline_start(), rtol=1e-8, atol=1e-10, t_eval=t_eval)
+        best = min(best, time.process_time() - t)
+    return best, sol
+
+
+# --- numba compile / load times in fresh processes ------------------------------------------------------
+PROBE = """
+import time, sys
+t0 = time.perf_counter()
+sys.path.insert(0, {bench!r})
+import numpy as np
+from bench_dynamics import assemble, W3_FILE
+from linkcli.compile import compile_mechanism
+from linkcli.io.loader import load_mechanism
+from linkcli.core.dynamics import simulate
+t1 = time.perf_counter()
+mech = compile_mechanism(load_mechanism(W3_FILE).model)
+a = assemble(np.radians(60.0))
+simulate(mech, np.array([a[0], a[1] - a[0], a[2] - a[1], a[2]]), np.zeros(4), t_end=0.01, dt=1e-3)
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def first_call_times(cold: bool) -> tuple[float, float]:
+    """(import time, first simulate call) in a fresh process; ``cold`` uses an empty numba cache."""
+    env = dict(os.environ)
+    env.pop("LINKCLI_NO_JIT", None)
+    with tempfile.TemporaryDirectory() as cache:
+        if cold:
+            env["NUMBA_CACHE_DIR"] = cache
+        out = subprocess.run([sys.executable, "-c", PROBE.format(bench=str(Path(__file__).parent))], env=env,
+                             capture_output=True, text=True, check=True, cwd=REPO)
+    imp, first = map(float, out.stdout.split())
+    return imp, first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="linkcli runs (best time is reported)")
+    parser.add_argument("--no-compile-times", action="store_true", help="skip the fresh-process timings")
+    args = parser.parse_args()
+
+    t_lk, res = run_linkcli(args.repeat)
+    t_lk10, _ = run_linkcli(args.repeat, every=10)
+    t_bl, sol = run_baseline()
+    states = sol.y.T
+    e_lk, e_bl = res.total - res.total[0], baseline_energy(states) - baseline_energy(states[:1])
+    tenth = len(e_lk) // 10
+    crank_bl = states[:, 2]
+
+    print("| workload (CPU time) | linkcli [s] | baseline [s] | ratio |")
+    print("|---|---|---|---|")
+    print(f"| W3 four-bar, 10 s at dt = 1e-3, all 10 001 samples | {t_lk:.3f} | {t_bl:.2f} | {t_bl / t_lk:.0f}x |")
+    print(f"| same, every 10th step saved (baseline unchanged) | {t_lk10:.3f} | {t_bl:.2f} | {t_bl / t_lk10:.0f}x |")
+    print()
+    print("| accuracy | linkcli | baseline |")
+    print("|---|---|---|")
+    print(f"| loop closure, max over the run [m] | {res.constraint_residual.max():.1e} | "
+          f"{baseline_closure(states).max():.1e} |")
+    print(f"| energy error, max in first / last tenth [J] | {np.abs(e_lk[:tenth]).max():.1e} / "
+          f"{np.abs(e_lk[-tenth:]).max():.1e} | {np.abs(e_bl[:tenth]).max():.1e} / {np.abs(e_bl[-tenth:]).max():.1e} |")
+    print(f"| crank angle difference linkcli - baseline, max [rad] | "
+          f"{np.abs(res.q[:, 0] - crank_bl).max():.1e} | |")
+    print(f"| RHS evaluations / Newton iterations per step (max) | {res.newton_iterations} | {sol.nfev} |")
+    if not args.no_compile_times:
+        imp_c, first_c = first_call_times(cold=True)
+        imp_w, first_w = first_call_times(cold=False)
+        print()
+        print("| numba (fresh process) | import linkcli + dynamics [s] | first simulate call [s] |")
+        print("|---|---|---|")
+        print(f"| cold: empty cache, kernels compiled | {imp_c:.2f} | {first_c:.2f} |")
+        print(f"| cached (cache=True, a later process) | {imp_w:.2f} | {first_w:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -108,6 +108,7 @@ class _Builder:
         return m, c, I * self.ls**2, mass is not None
 
     def shape_properties(self, frames, shape):
+        """Mass properties of a uniform rod, box or disk (planar links keep only Izz)."""
         m = shape.mass
         if shape.type == "rod":
             if shape.between:
@@ -116,15 +117,12 @@ class _Builder:
                 a, b = np.zeros(3), np.array([shape.length * self.ls, 0.0, 0.0])
             L = float(np.linalg.norm(b - a))
             u = (b - a) / L if L > 0 else X
-            I = m * L**2 / 12.0 * (np.eye(3) - np.outer(u, u))
-            return m, (a + b) / 2.0, I, True
-        c = self.vec3(shape.center)
-        if shape.type == "box":
-            s = self.vec3(shape.size)
+            c, I = (a + b) / 2.0, m * L**2 / 12.0 * (np.eye(3) - np.outer(u, u))
+        elif shape.type == "box":
+            c, s = self.vec3(shape.center), self.vec3(shape.size)
             I = m / 12.0 * np.diag([s[1] ** 2 + s[2] ** 2, s[0] ** 2 + s[2] ** 2, s[0] ** 2 + s[1] ** 2])
         else:  # disk / cylinder about z
-            r = shape.radius * self.ls
-            h = (shape.height or 0.0) * self.ls
+            c, r, h = self.vec3(shape.center), shape.radius * self.ls, (shape.height or 0.0) * self.ls
             I = np.diag([m * (3 * r**2 + h**2) / 12.0, m * (3 * r**2 + h**2) / 12.0, m * r**2 / 2.0])
         if self.planar:
             I = np.diag([0.0, 0.0, I[2, 2]])

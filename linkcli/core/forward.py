@@ -5,11 +5,31 @@
 world position ``x`` is ``v + w x x``. With spatial twists, the twist of a tree child is its
 parent's plus ``sum_k S_k dq_k`` over the connecting joint's variables (minus when the joint is
 traversed child -> parent).
+
+How it is computed (one implementation for every tree; see benchmarks/README.md for timings)
+-------------------------------------------------------------------------------------------
+* An elementary motion is linear in the features ``F(q) = (cos q, sin q, q, 1)``: Rodrigues'
+  ``R = I + sin q K + (1 - cos q) K^2`` for a rotation about the unit axis ``a`` (``K = hat(a)``),
+  ``p = q a`` for a translation. So ``E_k(q) = sum_f F_f(q) B_kf`` with four constant 4x4
+  patterns per variable, and for a one-variable tree joint the whole link step
+  ``T_parent_joint @ E(q) @ inv(T_child_joint)`` is ``F(q)`` times four *pre-composed* constant
+  patterns. All of these are evaluated for the whole batch by one small matrix product (no
+  per-configuration Rodrigues, no 4x4 products with constants inside the loop).
+* One batched 4x4 product per link then chains the tree (``T_child = T_parent @ G_joint``);
+  multi-variable joints (universal, spherical, planar, cylindrical) take the general route
+  through their partial products.
+* Arrays are stored link-major internally (each link's ``(batch, 4, 4)`` block contiguous) and
+  returned as views with the batch dimensions first, so the documented shapes are unchanged.
+* ``jacobian_links`` restricts the link twist Jacobians to the links a caller needs (e.g. only
+  the effector link): the full ``(..., n_links, 6, n_q)`` array is the largest output by far.
 """
 
 from __future__ import annotations
 
+import math
+import weakref
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -25,8 +45,13 @@ class TreeKinematics:
     T_world_axis: (..., n_q, 4, 4) frame of each variable's axis (joint frame after the
         preceding variables of the same joint), on the joint-parent side
     S: (..., n_q, 6) world spatial unit twist of each variable (v, w)
-    J_link: (..., n_links, 6, n_q) spatial twist of each link per unit joint rate (or None)
+    J_link: (..., n_links, 6, n_q) spatial twist of each link per unit joint rate (or None);
+        with ``tree_kinematics(..., jacobian_links=links)`` (..., len(links), 6, n_q), row ``i``
+        belonging to link ``links[i]``
     M: (..., n_joints, 4, 4) joint motions (child joint frame in parent joint frame)
+
+    The arrays are views of link-major storage and may share memory with each other (e.g. the
+    axis frames of a DH chain are its link poses): treat them as read-only.
     """
 
     T_world_link: np.ndarray
@@ -36,78 +61,335 @@ class TreeKinematics:
     M: np.ndarray
 
 
+# --- per-mechanism constants (built once per compiled mechanism) --------------------------------
+def _motion_basis(axis: np.ndarray, is_rotation: bool) -> np.ndarray:
+    """B (4, 4, 4) with ``E(q) = sum_f F_f(q) B[f]``, ``F(q) = (cos q, sin q, q, 1)``."""
+    B = np.zeros((4, 4, 4))
+    if is_rotation:
+        K = tf.hat(axis)
+        K2 = K @ K
+        B[0, :3, :3] = -K2
+        B[1, :3, :3] = K
+        B[3, :3, :3] = np.eye(3) + K2
+        B[3, 3, 3] = 1.0
+    else:
+        B[2, :3, 3] = axis
+        B[3] = np.eye(4)
+    return B
+
+
+def _is_identity(T: np.ndarray) -> bool:
+    return bool(np.array_equal(T, np.eye(4)))
+
+
+class _Plan:
+    """Constant data of the tree pass of one mechanism (see module docstring)."""
+
+    def __init__(self, mech: CompiledMechanism):
+        n_q, n_j, n_l = mech.n_q, mech.n_joints, mech.n_links
+        self.n_q, self.n_joints, self.n_links = n_q, n_j, n_l
+        basis = np.stack([_motion_basis(mech.q_axis[k], bool(mech.q_is_rotation[k])) for k in range(n_q)]) \
+            if n_q else np.zeros((0, 4, 4, 4))
+        self.basis = basis.reshape(n_q, 4, 16)
+        inv_basis = basis.copy()  # E(-q): features (cos q, -sin q, -q, 1)
+        inv_basis[:, 1:3] *= -1.0
+        self.inv_basis = inv_basis.reshape(n_q, 4, 16)
+        self.Tp = np.array(mech.T_parent_joint, dtype=float).reshape(n_j, 4, 4)
+        self.Tc = np.array(mech.T_child_joint, dtype=float).reshape(n_j, 4, 4)
+        self.Tp_inv = tf.inverse_transform(self.Tp)
+        self.Tc_inv = tf.inverse_transform(self.Tc)
+        self.Tp_eye = [_is_identity(T) for T in self.Tp]
+        self.Tc_eye = [_is_identity(T) for T in self.Tc]
+        start = [int(s) for s in mech.joint_q_start]
+        count = [int(c) for c in mech.joint_q_count]
+        self.start, self.count = start, count
+
+        # tree steps; one-variable joints get a pre-composed pattern
+        # forward:  T_child = T_parent @ [Tp @ E(q) @ inv(Tc)]
+        # inverted: T_child = T_parent @ [Tc @ E(-q) @ inv(Tp)]
+        steps, g_var, g_pat = [], [], []
+        path = np.zeros((n_l, n_q))
+        in_tree = np.zeros(n_j, dtype=bool)
+        for v in (int(x) for x in mech.link_order[1:]):
+            u, j = int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v])
+            fwd = bool(mech.link_tree_forward[v])
+            s, n = start[j], count[j]
+            in_tree[j] = True
+            g = -1
+            if n == 1:
+                g = len(g_var)
+                g_var.append(s)
+                if fwd:
+                    pat = self.Tp[j] @ basis[s] @ self.Tc_inv[j]
+                else:
+                    pat = self.Tc[j] @ inv_basis[s] @ self.Tp_inv[j]
+                g_pat.append(pat.reshape(4, 16))
+            steps.append((v, u, j, fwd, s, n, g))
+            path[v] = path[u]
+            path[v, s:s + n] += 1.0 if fwd else -1.0
+        self.steps = steps
+        self.g_var = np.array(g_var, dtype=int)
+        self.g_pat = np.array(g_pat).reshape(len(g_var), 4, 16)
+        self.loop_joints = [int(j) for j in np.flatnonzero(~in_tree)]
+        self.joint_parent = [int(p) for p in mech.joint_parent]
+        self.path = path
+        self.path.setflags(write=False)
+
+        # joint motions M: one-variable joints are their variable's E; others composed
+        single = [j for j in range(n_j) if count[j] == 1]
+        self.single_j = np.array(single, dtype=int)
+        self.single_k = np.array([start[j] for j in single], dtype=int)
+        self.M_is_E = len(single) == n_j and np.array_equal(self.single_k, np.arange(n_q))
+        self.other_j = [j for j in range(n_j) if count[j] != 1]
+
+        # unit twists
+        self.axis = np.array(mech.q_axis, dtype=float).reshape(n_q, 3)
+        self.rot = np.array(mech.q_is_rotation, dtype=bool).reshape(n_q)
+        self.all_rot = bool(self.rot.all())
+        self.rot_idx = np.flatnonzero(self.rot)
+        self.tr_idx = np.flatnonzero(~self.rot)
+        self.axis_origin = np.zeros((n_q, 4, 2))  # (axis, 0) and (0, 0, 0, 1) columns
+        self.axis_origin[:, :3, 0] = self.axis
+        self.axis_origin[:, 3, 1] = 1.0
+        self.need_E = bool(self.other_j)
+
+        # when every joint has one variable and its parent-side joint frame is the parent link
+        # frame, the axis frames are link poses: T_axis = T[axis_link] (a slice when consecutive)
+        self.axis_link = np.array([self.joint_parent[int(mech.q_joint[k])] for k in range(n_q)], dtype=int)
+        self.axis_from_links = n_q > 0 and not self.other_j and all(self.Tp_eye)
+        self.axis_link0 = int(self.axis_link[0]) if n_q else 0
+        self.axis_slice = bool(np.array_equal(self.axis_link, np.arange(self.axis_link0, self.axis_link0 + n_q)))
+
+        # effector: link frame composed with the tool frame
+        f = mech.effector_frame
+        self.eff_link = int(mech.frame_link[f]) if mech.n_frames else 0
+        C = mech.T_link_frame[f] @ mech.T_frame_tool if mech.n_frames else np.eye(4)
+        self.eff_C = None if _is_identity(C) else C
+
+
+_plans: "weakref.WeakKeyDictionary[CompiledMechanism, _Plan]" = weakref.WeakKeyDictionary()
+
+
+def _plan(mech: CompiledMechanism) -> _Plan:
+    try:
+        return _plans[mech]
+    except KeyError:
+        p = _plans[mech] = _Plan(mech)
+        return p
+
+
+def link_path_signs(mech: CompiledMechanism) -> np.ndarray:
+    """(n_links, n_q) read-only: +1 / -1 for the variables on the tree path from the base to each
+    link (sign of their twist in the link's twist), 0 elsewhere; ``J_link[i] = S^T * path[i]``."""
+    return _plan(mech).path
+
+
+# --- the tree pass ------------------------------------------------------------------------------
+#: largest rows * k * n of one BLAS product: OpenBLAS runs bigger ones on several threads, which
+#: on a busy 2-core machine made them 5-40x slower (measured in benchmarks/README.md)
+_BLAS_MNK = 1 << 18
+
+
+def _mm(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.matmul(A, B, out)`` for tall A (..., m, k) and small B (..., k, n), with A's rows
+    split into blocks of at most _BLAS_MNK / (k n) rows (single-threaded BLAS calls)."""
+    m, k, n = A.shape[-2], A.shape[-1], B.shape[-1]
+    rows = max(1, _BLAS_MNK // (k * n))
+    if m <= rows:
+        return np.matmul(A, B, out=out)
+    if out is None:
+        out = np.empty(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + (m, n))
+    for s in range(0, m, rows):
+        np.matmul(A[..., s:s + rows, :], B, out=out[..., s:s + rows, :])
+    return out
+
+
+def _rmul(X: np.ndarray, C: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """X (nb, 4, 4) @ constant C (4, 4) as one matrix product (nb * 4, 4) @ (4, 4)."""
+    nb = X.shape[0]
+    X2 = np.ascontiguousarray(X).reshape(nb * 4, 4)
+    if out is None:
+        return _mm(X2, C).reshape(nb, 4, 4)
+    _mm(X2, C, out=out.reshape(nb * 4, 4))
+    return out
+
+
+def _features(q2: np.ndarray) -> np.ndarray:
+    """F (n_q, nb, 4) = (cos q, sin q, q, 1) of q2 (nb, n_q), as a view of a (n_q, 4, nb) array
+    (each feature row contiguous; matrix products read it in place)."""
+    qT = q2.T
+    F = np.empty((qT.shape[0], 4, qT.shape[1]))
+    np.cos(qT, out=F[:, 0])
+    np.sin(qT, out=F[:, 1])
+    F[:, 2] = qT
+    F[:, 3] = 1.0
+    return F.transpose(0, 2, 1)
+
+
+def _pass(mech: CompiledMechanism, q: np.ndarray, axes: bool, jac_links):
+    """The tree pass on q (..., n_q). Returns link-major arrays
+    (T (n_links, nb, 4, 4), T_axis (n_q, nb, 4, 4) | None, S (n_q, nb, 6) | None,
+    J (nb, n_sel, 6, n_q) | None, M (n_joints, nb, 4, 4) | None) and the batch shape."""
+    p = _plan(mech)
+    q = np.asarray(q, dtype=float)
+    if q.shape[-1:] != (p.n_q,):
+        raise ValueError(f"q must have shape (..., {p.n_q}), got {q.shape}")
+    batch = q.shape[:-1]
+    nb = math.prod(batch)
+    F = _features(q.reshape(nb, p.n_q))
+    E = _mm(F, p.basis).reshape(p.n_q, nb, 4, 4) if (axes or p.need_E) else None
+
+    T = np.empty((p.n_links, nb, 4, 4))
+    T[0] = np.eye(4)
+    T_axis = None
+    if axes and not p.axis_from_links:
+        T_axis = np.empty((p.n_q, nb, 4, 4))
+    for v, u, j, fwd, s, n, g in p.steps:
+        if g >= 0:  # one-variable joint: T_v = T_u @ G, G = pre-composed pattern @ F
+            if u == 0:
+                _mm(F[s], p.g_pat[g], out=T[v].reshape(nb, 16))
+            else:
+                np.matmul(T[u], _mm(F[s], p.g_pat[g]).reshape(nb, 4, 4), out=T[v])
+            if T_axis is not None:  # joint frame on the joint-parent side
+                if fwd:
+                    if u == 0:
+                        T_axis[s] = p.Tp[j]
+                    elif p.Tp_eye[j]:
+                        T_axis[s] = T[u]
+                    else:
+                        _rmul(T[u], p.Tp[j], out=T_axis[s])
+                else:  # T_v = T_jp @ inv(Tp)  =>  T_jp = T_v @ Tp
+                    _rmul(T[v], p.Tp[j], out=T_axis[s])
+            continue
+        Tu = np.broadcast_to(np.eye(4), (nb, 4, 4)) if u == 0 else T[u]
+        if fwd:
+            T_jp = _rmul(Tu, p.Tp[j])
+        else:
+            acc = _rmul(Tu, p.Tc[j])
+            for k in range(s + n - 1, s - 1, -1):
+                acc = acc @ tf.inverse_transform(E[k])
+            T_jp = acc
+        acc = T_jp
+        for k in range(s, s + n):
+            if T_axis is not None:
+                T_axis[k] = acc
+            acc = acc @ E[k]
+        if fwd:
+            _rmul(acc, p.Tc_inv[j], out=T[v])
+        else:
+            _rmul(T_jp, p.Tp_inv[j], out=T[v])
+    if axes:
+        if p.axis_from_links:  # every variable's axis frame is its joint parent's link frame
+            T_axis = T[p.axis_link0:p.axis_link0 + p.n_q] if p.axis_slice else T[p.axis_link]
+        else:
+            for j in p.loop_joints:  # loop-closing joints: axes on their parent side
+                s, n = p.start[j], p.count[j]
+                par = p.joint_parent[j]
+                acc = np.broadcast_to(p.Tp[j], (nb, 4, 4)) if par == 0 else _rmul(T[par], p.Tp[j])
+                for k in range(s, s + n):
+                    T_axis[k] = acc
+                    if k + 1 < s + n:
+                        acc = acc @ E[k]
+
+    S = J = M = None
+    if axes:
+        S = _unit_twists(p, T_axis)
+        if jac_links is not None:
+            sel = p.path if jac_links is True else p.path[np.asarray(jac_links, dtype=int)]
+            J = np.transpose(S, (1, 2, 0))[:, None, :, :] * sel[None, :, None, :]
+        M = _joint_motions(p, E, nb)
+    return T, T_axis, S, J, M, batch
+
+
+def _unit_twists(p: _Plan, T_axis: np.ndarray) -> np.ndarray:
+    """World spatial unit twists (n_q, nb, 6) from the axis frames (n_q, nb, 4, 4): rotation
+    ``(o x a, a)``, translation ``(a, 0)`` with ``a`` the world axis, ``o`` the frame origin."""
+    n_q, nb = T_axis.shape[:2]
+    # one product per variable gives both the world axis R @ axis and the origin T @ e4
+    ao = _mm(T_axis.reshape(n_q, nb * 4, 4), p.axis_origin).reshape(n_q, nb, 4, 2)
+    a, o = ao[..., :3, 0], ao[..., :3, 1]
+    S = np.empty((n_q, nb, 6))
+    if p.all_rot:
+        _cross(o, a, S[..., :3])
+        S[..., 3:] = a
+    else:
+        r, t = p.rot_idx, p.tr_idx
+        S[r, :, :3] = _cross(o[r], a[r])
+        S[r, :, 3:] = a[r]
+        S[t, :, :3] = a[t]
+        S[t, :, 3:] = 0.0
+    return S
+
+
+def _cross(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    np.subtract(a1 * b2, a2 * b1, out=out[..., 0])
+    np.subtract(a2 * b0, a0 * b2, out=out[..., 1])
+    np.subtract(a0 * b1, a1 * b0, out=out[..., 2])
+    return out
+
+
+def _joint_motions(p: _Plan, E: np.ndarray, nb: int) -> np.ndarray:
+    """M (n_joints, nb, 4, 4) from the elementary motions E (n_q, nb, 4, 4)."""
+    if p.M_is_E:
+        return E
+    M = np.empty((p.n_joints, nb, 4, 4))
+    if len(p.single_j):
+        M[p.single_j] = E[p.single_k]
+    for j in p.other_j:
+        s, n = p.start[j], p.count[j]
+        acc = np.broadcast_to(np.eye(4), (nb, 4, 4))
+        for k in range(s, s + n):
+            acc = acc @ E[k]
+        M[j] = acc
+    return M
+
+
+def _batch_first(A: np.ndarray, batch: tuple) -> np.ndarray:
+    """Link-major (m, nb, ...) -> (*batch, m, ...) view."""
+    return np.moveaxis(A.reshape((A.shape[0],) + batch + A.shape[2:]), 0, len(batch))
+
+
 def joint_motions(mech: CompiledMechanism, q: np.ndarray):
     """Per joint: motion ``M_j`` (..., n_joints, 4, 4) and the partial products before each
     variable ``P_k`` (..., n_q, 4, 4) so that ``M_j = P_last @ E_last``."""
+    p = _plan(mech)
     q = np.asarray(q, dtype=float)
     batch = q.shape[:-1]
-    E = tf.elementary_motion(mech.q_axis, mech.q_is_rotation, q)  # (..., n_q, 4, 4)
-    M = np.broadcast_to(np.eye(4), batch + (mech.n_joints, 4, 4)).copy()
-    P = np.empty(batch + (mech.n_q, 4, 4))
-    for j in range(mech.n_joints):
-        s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-        acc = np.broadcast_to(np.eye(4), batch + (4, 4))
-        for k in range(s, s + n):
-            P[..., k, :, :] = acc
-            acc = acc @ E[..., k, :, :]
-        M[..., j, :, :] = acc
-    return M, P
+    nb = math.prod(batch)
+    E = _mm(_features(q.reshape(nb, p.n_q)), p.basis).reshape(p.n_q, nb, 4, 4)
+    M = _joint_motions(p, E, nb)
+    P = np.empty((p.n_q, nb, 4, 4))
+    for j in range(p.n_joints):
+        acc = np.broadcast_to(np.eye(4), (nb, 4, 4))
+        for k in range(p.start[j], p.start[j] + p.count[j]):
+            P[k] = acc
+            acc = acc @ E[k]
+    return _batch_first(M, batch), _batch_first(P, batch)
 
 
-def tree_kinematics(mech: CompiledMechanism, q: np.ndarray, jacobian: bool = True) -> TreeKinematics:
-    """Link poses (and link twist Jacobians) for joint variables ``q`` (..., n_q)."""
-    q = np.asarray(q, dtype=float)
-    batch = q.shape[:-1]
-    M, P = joint_motions(mech, q)
-    T = np.empty(batch + (mech.n_links, 4, 4))
-    T[..., 0, :, :] = np.eye(4)
-    T_axis = np.empty(batch + (mech.n_q, 4, 4))
-    J = np.zeros(batch + (mech.n_links, 6, mech.n_q)) if jacobian else None
-    Tc_inv = tf.inverse_transform(mech.T_child_joint)
-    done = np.zeros(mech.n_joints, dtype=bool)
-    for v in mech.link_order[1:]:
-        u, j = mech.link_tree_parent[v], mech.link_tree_joint[v]
-        if mech.link_tree_forward[v]:
-            T_jp = T[..., u, :, :] @ mech.T_parent_joint[j]  # joint frame on the joint parent
-            T[..., v, :, :] = T_jp @ M[..., j, :, :] @ Tc_inv[j]
-        else:
-            T_jc = T[..., u, :, :] @ mech.T_child_joint[j]  # joint frame on the joint child
-            T_jp = T_jc @ tf.inverse_transform(M[..., j, :, :])
-            T[..., v, :, :] = T_jp @ tf.inverse_transform(mech.T_parent_joint[j])
-        _axes(mech, j, T_jp, P, T_axis)
-        done[j] = True
-        if jacobian:
-            J[..., v, :, :] = J[..., u, :, :]
-            s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-            sign = 1.0 if mech.link_tree_forward[v] else -1.0
-            J[..., v, :, s:s + n] += sign * _unit_twists(mech, T_axis, s, n)
-    for j in np.flatnonzero(~done):  # loop-closing joints: axes on their parent side
-        T_jp = T[..., mech.joint_parent[j], :, :] @ mech.T_parent_joint[j]
-        _axes(mech, j, T_jp, P, T_axis)
-    S = np.swapaxes(_unit_twists(mech, T_axis, 0, mech.n_q), -1, -2)
-    return TreeKinematics(T, T_axis, S, J, M)
+def tree_kinematics(mech: CompiledMechanism, q: np.ndarray, jacobian: bool = True,
+                    jacobian_links: Sequence[int] | None = None) -> TreeKinematics:
+    """Link poses (and link twist Jacobians) for joint variables ``q`` (..., n_q).
 
-
-def _axes(mech, j, T_jp, P, T_axis) -> None:
-    s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-    for k in range(s, s + n):
-        T_axis[..., k, :, :] = T_jp @ P[..., k, :, :]
-
-
-def _unit_twists(mech: CompiledMechanism, T_axis: np.ndarray, s: int, n: int) -> np.ndarray:
-    """World spatial twists (..., 6, n) of variables s..s+n-1 from their axis frames."""
-    R = T_axis[..., s:s + n, :3, :3]
-    p = T_axis[..., s:s + n, :3, 3]
-    a = np.einsum("...ij,...j->...i", R, mech.q_axis[s:s + n])  # (..., n, 3)
-    rot = mech.q_is_rotation[s:s + n][:, None]
-    w = np.where(rot, a, 0.0)
-    v = np.where(rot, np.cross(p, a), a)  # rotation: v = p x w; translation: v = axis
-    return np.swapaxes(np.concatenate([v, w], axis=-1), -1, -2)
+    ``jacobian_links``: compute ``J_link`` only for these link indices, in this order
+    ((..., len(jacobian_links), 6, n_q)); default all links. Ignored when ``jacobian`` is False.
+    """
+    links = (True if jacobian_links is None else jacobian_links) if jacobian else None
+    T, T_axis, S, J, M, batch = _pass(mech, q, True, links)
+    if J is not None:
+        J = J.reshape(batch + J.shape[1:])
+    return TreeKinematics(_batch_first(T, batch), _batch_first(T_axis, batch), _batch_first(S, batch), J,
+                          _batch_first(M, batch))
 
 
 def link_poses(mech: CompiledMechanism, q: np.ndarray) -> np.ndarray:
     """T_world_link (..., n_links, 4, 4) for joint variables q (..., n_q)."""
-    return tree_kinematics(mech, q, jacobian=False).T_world_link
+    T, _, _, _, _, batch = _pass(mech, q, False, None)
+    return _batch_first(T, batch)
 
 
 def frame_poses(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.ndarray:
@@ -117,8 +399,13 @@ def frame_poses(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.ndarray
 
 def effector_pose(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.ndarray:
     """T_world_tool (..., 4, 4): effector frame composed with the tool frame."""
-    f = mech.effector_frame
-    return T_world_link[..., mech.frame_link[f], :, :] @ mech.T_link_frame[f] @ mech.T_frame_tool
+    p = _plan(mech)
+    T = T_world_link[..., p.eff_link, :, :]
+    if p.eff_C is None:
+        return np.array(T)
+    if T.ndim == 2:
+        return T @ p.eff_C
+    return _rmul(T.reshape(-1, 4, 4), p.eff_C).reshape(T.shape)
 
 
 def point_velocity(twist: np.ndarray, p_world: np.ndarray) -> np.ndarray:

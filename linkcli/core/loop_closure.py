@@ -15,13 +15,15 @@ Everything is batched over leading dimensions of ``q``.
 
 from __future__ import annotations
 
+import math
+import weakref
 from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from . import transforms as tf
-from .forward import TreeKinematics, tree_kinematics
+from .forward import TreeKinematics, _cross, _pass, link_path_signs, tree_kinematics
 from .mechanism import CompiledMechanism
 
 
@@ -60,40 +62,90 @@ def constraints(mech: CompiledMechanism, q: np.ndarray, jacobian: bool = True) -
     """Loop-closure residual (and analytic Jacobian) at joint variables ``q`` (..., n_q)."""
     q = np.asarray(q, dtype=float)
     kin = tree_kinematics(mech, q, jacobian=jacobian)
-    batch = q.shape[:-1]
+    r, J = _loop_eval(mech, q.shape[:-1], kin.T_world_link, kin.S, kin.M, jacobian)
+    return ConstraintEval(r, J, kin)
+
+
+def _residual_jacobian(mech: CompiledMechanism, q: np.ndarray, jacobian: bool = True):
+    """(r (..., n_c), J (..., n_c, n_q) or None) without the link-twist Jacobians (solver use)."""
+    q = np.asarray(q, dtype=float)
     if mech.n_loops == 0:
-        J = np.zeros(batch + (0, mech.n_q)) if jacobian else None
-        return ConstraintEval(np.zeros(batch + (0,)), J, kin)
-    T_A, T_B = loop_frames(mech, kin)
-    R_rel = np.swapaxes(T_A[..., :3, :3], -1, -2) @ T_B[..., :3, :3]
+        return _loop_eval(mech, q.shape[:-1], None, None, None, jacobian)
+    T, _, S, _, M, batch = _pass(mech, q, True, None)
+    return _loop_eval(mech, batch, T, S, M, jacobian, link_major=True)
+
+
+class _LoopPlan:
+    """Per-mechanism constants of the loop equations: for loop ``l`` and variable ``k``,
+    ``cB[l, k]`` / ``cA[l, k]`` is the sign with which the variable's twist moves frame B / A."""
+
+    def __init__(self, mech: CompiledMechanism):
+        k = mech.loop_joint
+        self.par, self.chi = mech.joint_parent[k], mech.joint_child[k]
+        self.Tp, self.Tc = mech.T_parent_joint[k], mech.T_child_joint[k]
+        path = link_path_signs(mech)
+        self.cB = path[self.chi].copy()
+        self.cA = path[self.par].copy()
+        for l, j in enumerate(k):
+            s, n = mech.joint_q_start[j], mech.joint_q_count[j]
+            self.cA[l, s:s + n] += 1.0
+        self.dC = self.cB - self.cA
+        self.passive = passive_indices(mech)
+        self.scale = _residual_scale(mech)
+
+
+_loop_plans: "weakref.WeakKeyDictionary[CompiledMechanism, _LoopPlan]" = weakref.WeakKeyDictionary()
+
+
+def _loop_plan(mech: CompiledMechanism) -> _LoopPlan:
+    try:
+        return _loop_plans[mech]
+    except KeyError:
+        p = _loop_plans[mech] = _LoopPlan(mech)
+        return p
+
+
+def _loop_eval(mech, batch, T, S, M, jacobian, link_major=False):
+    """Residual (..., n_c) and Jacobian (..., n_c, n_q) from poses, unit twists and joint motions
+    (batch-first arrays, or link-major (n, nb, ...) ones when ``link_major``)."""
+    if mech.n_loops == 0:
+        return np.zeros(batch + (0,)), (np.zeros(batch + (0, mech.n_q)) if jacobian else None)
+    lp = _loop_plan(mech)
+    k = mech.loop_joint
+    if link_major:  # (L, nb, 4, 4) frames
+        T_A = T[lp.par] @ lp.Tp[:, None] @ M[k]
+        T_B = T[lp.chi] @ lp.Tc[:, None]
+    else:  # -> (L, nb, ...) for the arithmetic below
+        nb = math.prod(batch)
+        T_A = np.moveaxis((T[..., lp.par, :, :] @ lp.Tp @ M[..., k, :, :]).reshape((nb,) + (len(k), 4, 4)), 1, 0)
+        T_B = np.moveaxis((T[..., lp.chi, :, :] @ lp.Tc).reshape((nb,) + (len(k), 4, 4)), 1, 0)
+        S = np.moveaxis(S.reshape((nb, mech.n_q, 6)), 1, 0)
+    R_A, R_B = T_A[..., :3, :3], T_B[..., :3, :3]
+    R_rel = np.swapaxes(R_A, -1, -2) @ R_B
     dp = T_B[..., :3, 3] - T_A[..., :3, 3]
     if mech.planar:
-        r = np.concatenate([dp[..., :2], np.arctan2(R_rel[..., 1, 0], R_rel[..., 0, 0])[..., None]], axis=-1)
+        r = np.stack([dp[..., 0], dp[..., 1], np.arctan2(R_rel[..., 1, 0], R_rel[..., 0, 0])], axis=-1)
+        phi = None
     else:
         phi = tf.log_so3(R_rel)
         r = np.concatenate([dp, phi], axis=-1)
-    r = r.reshape(batch + (mech.n_constraints,))
+    r = np.moveaxis(r, 0, -2).reshape(batch + (mech.n_constraints,))  # (L, nb, d) -> (..., L * d)
     if not jacobian:
-        return ConstraintEval(r, None, kin)
-    return ConstraintEval(r, _jacobian(mech, kin, T_A, T_B, None if mech.planar else phi), kin)
-
-
-def _jacobian(mech, kin, T_A, T_B, phi) -> np.ndarray:
-    k = mech.loop_joint
-    J_B = kin.J_link[..., mech.joint_child[k], :, :]  # (..., L, 6, n_q)
-    J_A = kin.J_link[..., mech.joint_parent[k], :, :].copy()
-    for l, j in enumerate(k):
-        s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-        J_A[..., l, :, s:s + n] += np.swapaxes(kin.S[..., s:s + n, :], -1, -2)
-    vel_B = J_B[..., :3, :] - tf.hat(T_B[..., :3, 3]) @ J_B[..., 3:, :]
-    vel_A = J_A[..., :3, :] - tf.hat(T_A[..., :3, 3]) @ J_A[..., 3:, :]
-    dw = J_B[..., 3:, :] - J_A[..., 3:, :]
+        return r, None
+    v, w = S[None, ..., :3], S[None, ..., 3:]  # (1, n_q, nb, 3)
+    cB, cA = lp.cB[:, :, None, None], lp.cA[:, :, None, None]
+    VB = v + _cross(w, T_B[:, None, :, :3, 3])  # (L, n_q, nb, 3): velocity of B's origin per unit rate
+    VA = v + _cross(w, T_A[:, None, :, :3, 3])
+    dV = cB * VB - cA * VA
+    dW = lp.dC[:, :, None, None] * w  # (L, n_q, nb, 3)
     if mech.planar:
-        rows = np.concatenate([(vel_B - vel_A)[..., :2, :], dw[..., 2:3, :]], axis=-2)
+        rows = np.stack([dV[..., 0], dV[..., 1], dW[..., 2]], axis=-1)  # (L, n_q, nb, 3)
     else:
-        rot = tf.right_jacobian_inv_so3(phi) @ np.swapaxes(T_B[..., :3, :3], -1, -2) @ dw
-        rows = np.concatenate([vel_B - vel_A, rot], axis=-2)
-    return rows.reshape(rows.shape[:-3] + (mech.n_constraints, mech.n_q))
+        Q = tf.right_jacobian_inv_so3(phi) @ np.swapaxes(R_B, -1, -2)  # (L, nb, 3, 3)
+        rot = np.einsum("lbij,lkbj->lkbi", Q, dW)
+        rows = np.concatenate([dV, rot], axis=-1)  # (L, n_q, nb, 6)
+    J = np.transpose(rows, (2, 0, 3, 1))  # (nb, L, d, n_q)
+    return r, J.reshape(batch + (mech.n_constraints, mech.n_q))
 
 
 def passive_indices(mech: CompiledMechanism) -> np.ndarray:
@@ -168,41 +220,62 @@ def solve_configuration(mech: CompiledMechanism, q_actuated: np.ndarray, q_guess
 
     q_actuated (..., n_act) SI; q_guess (..., n_q) starting estimate (picks the assembly mode).
     """
+    return _solve_configuration(mech, q_actuated, q_guess, tol, max_iter)[0]
+
+
+#: a step is accepted when it lowers the error by more than a relative 1e-12: far below any
+#: real progress (Newton gains orders of magnitude), far above rounding, so once a point that
+#: cannot be assembled has reached its least-squares residual, rounding noise (which differs
+#: between the numpy path and the compiled kernel) cannot decide between MAX_ITER and NO_ASSEMBLY
+_ACCEPT = 1.0 - 1e-12
+
+
+def _solve_configuration(mech, q_actuated, q_guess, tol, max_iter):
+    """:func:`solve_configuration` plus the constraint Jacobian (..., n_c, n_q) at the result.
+
+    Each point is independent; only the points still iterating are evaluated (compressed index
+    set), which is the same iteration as running the whole batch."""
     q = np.array(np.broadcast_to(q_guess, np.broadcast_shapes(np.shape(q_guess), np.shape(q_actuated)[:-1] + (mech.n_q,))),
                  dtype=float)
     q[..., mech.q_actuated] = q_actuated
-    passive = passive_indices(mech)
     batch = q.shape[:-1]
-    scale = _residual_scale(mech)
-    iterations = np.zeros(batch, dtype=int)
-    damping = np.zeros(batch)
-    ev = constraints(mech, q)
-    err = _err(ev.r, scale)
-    active = err > tol
-    for it in range(max_iter):
-        if not active.any():
+    q = q.reshape(-1, mech.n_q)
+    lp = _loop_plan(mech)
+    passive, scale = lp.passive, lp.scale
+    nb = len(q)
+    iterations = np.zeros(nb, dtype=int)
+    damping = np.zeros(nb)
+    r, J = _residual_jacobian(mech, q)
+    err = _err(r, scale)
+    active = np.flatnonzero(err > tol)
+    for _ in range(max_iter):
+        if active.size == 0:
             break
-        Jp = ev.J[..., passive]
-        step = _least_squares_step(Jp, ev.r, damping)
-        trial = q.copy()
-        trial[..., passive] += step
-        ev_t = constraints(mech, trial)
-        err_t = _err(ev_t.r, scale)
-        better = active & (err_t < err)
+        Ja = J[active]
+        step = _least_squares_step(Ja[..., passive], r[active], damping[active])
+        trial = q[active]
+        trial[:, passive] += step
+        r_t, J_t = _residual_jacobian(mech, trial)
+        err_t = _err(r_t, scale)
         # accept improving steps; damp the others (Levenberg-Marquardt) and retry next round
-        q = np.where(better[..., None], trial, q)
-        err = np.where(better, err_t, err)
-        ev = _select(better, ev_t, ev)
-        damping = np.where(better, damping * 0.1, np.maximum(damping * 10.0, 1e-3))
-        iterations = iterations + active
-        active = active & (err > tol) & (damping < 1e6)
-    status = np.full(batch, Status.CONVERGED, dtype=int)
+        better = err_t < err[active] * _ACCEPT
+        acc = active[better]
+        q[acc], err[acc], r[acc], J[acc] = trial[better], err_t[better], r_t[better], J_t[better]
+        d = damping[active]
+        damping[active] = np.where(better, d * 0.1, np.maximum(d * 10.0, 1e-3))
+        iterations[active] += 1
+        active = active[(err[active] > tol) & (damping[active] < 1e6)]
+    status = np.full(nb, Status.CONVERGED, dtype=int)
     stalled = (err > tol) & (damping >= 1e6)
     status[err > tol] = Status.MAX_ITER
     status[stalled] = Status.NO_ASSEMBLY
-    resid = loop_residual_norms(mech, ev.r)
-    worst = resid.argmax(axis=-1) if mech.n_loops else np.zeros(batch, dtype=int)
-    return ConfigurationResult(q, status, resid, iterations, condition_number(ev.J[..., passive]), worst)
+    resid = loop_residual_norms(mech, r)
+    worst = resid.argmax(axis=-1) if mech.n_loops else np.zeros(nb, dtype=int)
+    cond = condition_number(J[..., passive])
+    res = ConfigurationResult(q.reshape(batch + (mech.n_q,)), status.reshape(batch),
+                              resid.reshape(batch + (mech.n_loops,)), iterations.reshape(batch), cond.reshape(batch),
+                              worst.reshape(batch))
+    return res, J.reshape(batch + J.shape[1:])
 
 
 def _residual_scale(mech: CompiledMechanism) -> np.ndarray:
@@ -214,11 +287,6 @@ def _residual_scale(mech: CompiledMechanism) -> np.ndarray:
 
 def _err(r: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.abs(r * scale).max(axis=-1, initial=0.0)
-
-
-def _select(mask: np.ndarray, a: ConstraintEval, b: ConstraintEval) -> ConstraintEval:
-    """Per batch element: a where mask else b (residual and Jacobian only)."""
-    return ConstraintEval(np.where(mask[..., None], a.r, b.r), np.where(mask[..., None, None], a.J, b.J), a.kin)
 
 
 def tangent_map(mech: CompiledMechanism, J: np.ndarray) -> np.ndarray:

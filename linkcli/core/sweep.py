@@ -14,17 +14,46 @@ Strategy (measured in PERFORMANCE.md as the fastest pure-numpy approach):
 Angles stay continuous (no wrapping): each point starts from its neighbour's solution.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
 branch points) and points that cannot be assembled are reported as events, never silently.
+
+Compiled path
+-------------
+Planar mechanisms whose passive partition is square (any topology: several loops, prismatic
+joints, joint frames at angles) can run the same algorithm in the compiled scalar kernel of
+:mod:`linkcli.core.planar_kernel` (numba), point by point: ~0.35 us per point instead of
+~10 us (four-bar; benchmarks/README.md). Importing numba and loading the cached kernel costs
+~0.45 s per process, compiling it the first time ~12 s, so :func:`solve_sweep` uses it when
+numba is importable, ``LINKCLI_NO_JIT`` is unset, and
+
+* the sweep has at least :data:`COMPILED_MIN_POINTS` points and numba's on-disk cache of the
+  kernel exists (the measured break-even with the numpy path is ~45-50k points), or
+* the sweep has at least :data:`COMPILED_MIN_POINTS_COLD` points (worth even a first compile),
+
+or always / never when the environment variable ``LINKCLI_SWEEP`` is ``compiled`` / ``numpy``
+(e.g. a long-running process making many small sweeps, or a benchmark). The choice depends on
+the inputs only, never on what ran before in the process, so a sweep's result is reproducible.
+Both paths give the same statuses and events and q within the solver tolerance (tested in
+tests/test_kinematics_fast.py); spatial and non-square mechanisms always use the numpy path.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from .loop_closure import (ConfigurationResult, Status, constraints, length_scale, passive_indices,
-                           solve_configuration, tangent_map)
+from .loop_closure import (ConfigurationResult, Status, _loop_plan, _residual_jacobian, _solve_configuration,
+                           length_scale, passive_indices, solve_configuration, tangent_map)
 from .mechanism import CompiledMechanism
+
+#: sweeps this long use the compiled kernel when its numba cache exists (loading it costs
+#: ~0.45 s per process; the numpy path ~9 us per point more than the kernel)
+COMPILED_MIN_POINTS = 50_000
+#: ... and this long even without a cache (the first compile takes ~12 s)
+COMPILED_MIN_POINTS_COLD = 1_500_000
 
 
 @dataclass(frozen=True)
@@ -56,9 +85,19 @@ def _coarse_indices(Q_act: np.ndarray, limit: np.ndarray) -> np.ndarray:
     consecutive coarse points (or consecutive points themselves exceed it)."""
     n = len(Q_act)
     idx = [0]
-    for i in range(1, n):
-        if np.any(np.abs(Q_act[i] - Q_act[idx[-1]]) > limit) and i - 1 > idx[-1]:
+    last, i, window = 0, 1, 32
+    while i < n:  # scan for the first point too far from the last coarse point, window by window
+        stop = min(n, i + window)
+        far = np.flatnonzero(np.any(np.abs(Q_act[i:stop] - Q_act[last]) > limit, axis=-1))
+        if len(far) == 0:
+            i, window = stop, 2 * window
+            continue
+        i += int(far[0])
+        if i - 1 > last:
             idx.append(i - 1)
+            window = max(32, 2 * (i - 1 - last))
+            last = i - 1
+        i += 1
     if idx[-1] != n - 1:
         idx.append(n - 1)
     return np.asarray(idx)
@@ -70,10 +109,13 @@ def _solve_one(mech, a, guess, tol):
 
 
 def _tangent(mech, q):
-    return tangent_map(mech, constraints(mech, q).J)
+    return tangent_map(mech, _residual_jacobian(mech, q)[1])
 
 
-def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=10):
+_MAX_DEPTH = 10  # step bisections of one continuation step
+
+
+def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_DEPTH):
     """Follow the branch from (a0, q0) to input a1. Returns (q1, status)."""
     N0 = _tangent(mech, q0)
     q_pred = q0 + N0 @ (a1 - a0)
@@ -110,6 +152,14 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     serpentine order); q_start (n_q,) starting estimate for the first point (assembly mode).
     """
     Q_act = np.atleast_2d(np.asarray(Q_act, dtype=float))
+    q_start = np.asarray(q_start, dtype=float)
+    if _use_compiled(mech, len(Q_act)):
+        return _solve_sweep_compiled(mech, Q_act, q_start, tol, max_step)
+    return _solve_sweep_numpy(mech, Q_act, q_start, tol, max_step)
+
+
+def _solve_sweep_numpy(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, tol: float,
+                       max_step: float) -> SweepResult:
     n = len(Q_act)
     q = np.empty((n, mech.n_q))
     status = np.zeros(n, dtype=int)
@@ -134,11 +184,154 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
             last_ok = c
         q_prev = q[c]
     _fill_between(mech, Q_act, q, status, coarse, tol)
-    res = solve_configuration(mech, Q_act, q, tol=tol, max_iter=0)  # final residuals and conditions
+    # final residuals and conditions
+    res, J = _solve_configuration(mech, Q_act, q, tol, 0)
     status = np.where(status == Status.CONVERGED, res.status, status)
-    events += _events(mech, q, status, res)
+    passive = passive_indices(mech)
+    det = np.sign(np.linalg.det(J[:, :, passive])) if _square(mech) else None
+    events += _events(mech, status, res.residual, res.worst_loop, res.condition, det)
     events.sort(key=lambda e: e.index)
     return SweepResult(res.q, status, res.residual, res.iterations, res.condition, res.worst_loop, tuple(events))
+
+
+def _square(mech: CompiledMechanism) -> bool:
+    n_p = mech.n_q - mech.n_actuated
+    return mech.n_constraints == n_p and n_p > 0
+
+
+def _jit_available() -> bool:
+    """numba importable and not disabled, checked without importing it."""
+    return not os.environ.get("LINKCLI_NO_JIT") and importlib.util.find_spec("numba") is not None
+
+
+def _kernel_cached() -> bool:
+    """numba's on-disk cache of the sweep kernel exists (next to the module, or under
+    NUMBA_CACHE_DIR), found without importing numba."""
+    pattern = "planar_kernel.sweep-*.nbi"
+    if any((Path(__file__).parent / "__pycache__").glob(pattern)):
+        return True
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    return bool(custom) and any(Path(custom).rglob(pattern))
+
+
+def _use_compiled(mech: CompiledMechanism, n: int) -> bool:
+    """The decision rule of the module docstring."""
+    choice = os.environ.get("LINKCLI_SWEEP", "auto").strip().lower()
+    if choice == "numpy" or n < 1:
+        return False
+    if choice != "compiled":
+        if n < COMPILED_MIN_POINTS or (n < COMPILED_MIN_POINTS_COLD and not _kernel_cached()):
+            return False
+    return _planar_model(mech) is not None and _jit_available()
+
+
+_models: "weakref.WeakKeyDictionary[CompiledMechanism, tuple | None]" = weakref.WeakKeyDictionary()
+
+
+def _planar_model(mech: CompiledMechanism):
+    """The kernel's model tuple (see planar_kernel's docstring), or None when the mechanism is
+    not planar in the kernel's sense (checked on the compiled arrays, tolerance 1e-12)."""
+    try:
+        return _models[mech]
+    except KeyError:
+        model = _models[mech] = _build_planar_model(mech)
+        return model
+
+
+def _planar_frame(T: np.ndarray):
+    """(x, y, c, s) of a 4x4 transform that is a planar pose, else None."""
+    tol = 1e-12
+    R = T[:3, :3]
+    if abs(T[2, 3]) > tol or np.abs(R[2, :2]).max() > tol or np.abs(R[:2, 2]).max() > tol or abs(R[2, 2] - 1) > tol:
+        return None
+    return (T[0, 3], T[1, 3], T[0, 0], T[1, 0])
+
+
+def _build_planar_model(mech: CompiledMechanism):
+    from .forward import _plan
+
+    if not (mech.planar and mech.n_loops and mech.n_actuated and _square(mech)):
+        return None
+    p = _plan(mech)
+    frames = {}
+    for name, Ts in (("fP", p.Tp), ("fPi", p.Tp_inv), ("fC", p.Tc), ("fCi", p.Tc_inv)):
+        rows = [_planar_frame(T) for T in Ts]
+        if any(r is None for r in rows):
+            return None
+        frames[name] = np.array(rows, dtype=np.float64).reshape(mech.n_joints, 4)
+    vrot = np.asarray(mech.q_is_rotation, dtype=np.int64)
+    vax = np.zeros((mech.n_q, 2))
+    for k, a in enumerate(mech.q_axis):
+        if vrot[k]:
+            if abs(abs(a[2]) - 1) > 1e-12 or np.abs(a[:2]).max() > 1e-12:
+                return None
+            vax[k, 0] = np.sign(a[2])
+        else:
+            if abs(a[2]) > 1e-12:
+                return None
+            vax[k] = a[:2]
+    stepi, stepf = [], []
+    for v, u, j, fwd, s, n, _ in p.steps:
+        stepi.append((v, u, s, n, int(fwd)))
+        stepf.append(frames["fP"][j].tolist() + frames["fCi"][j].tolist() if fwd
+                     else frames["fC"][j].tolist() + frames["fPi"][j].tolist())
+    loopi = [(mech.joint_parent[j], mech.joint_child[j], mech.joint_q_start[j], mech.joint_q_count[j])
+             for j in mech.loop_joint]
+    loopf = [frames["fP"][j].tolist() + frames["fC"][j].tolist() for j in mech.loop_joint]
+    lp = _loop_plan(mech)
+
+    def i64(a, cols):  # writeable C-contiguous copies (one kernel signature for every mechanism)
+        a = np.array(a, dtype=np.int64)
+        return np.ascontiguousarray(a.reshape(-1, cols) if cols else a)
+
+    def f64(a, cols=None):
+        a = np.array(a, dtype=np.float64)
+        return np.ascontiguousarray(a.reshape(-1, cols) if cols else a)
+
+    return (i64(stepi, 5), f64(stepf, 8), i64(loopi, 4), f64(loopf, 8), vrot, vax, f64(lp.cA), f64(lp.cB),
+            i64(lp.passive, None), i64(mech.q_actuated, None), f64(lp.scale))
+
+
+_packs: "weakref.WeakKeyDictionary[CompiledMechanism, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _packed(mech, model, pk):
+    """The kernel's packed model of a mechanism (cached)."""
+    try:
+        return _packs[mech]
+    except KeyError:
+        p = _packs[mech] = pk.pack(model, _MAX_DEPTH)
+        return p
+
+
+def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, tol: float,
+                          max_step: float) -> SweepResult:
+    """The same sweep in the compiled planar kernel (requires :func:`_planar_model`)."""
+    from . import planar_kernel as pk
+
+    model = _planar_model(mech)
+    if model is None:
+        raise ValueError(f"{mech.name}: the compiled sweep needs a planar mechanism with a square passive partition")
+    n = len(Q_act)
+    Q = np.ascontiguousarray(Q_act, dtype=np.float64)
+    limit = np.ascontiguousarray(_input_step_limit(mech, max_step), dtype=np.float64)
+    idx = np.empty(n + 1, dtype=np.int64)
+    coarse = idx[:pk.coarse_indices(Q, limit, idx)]
+    q = np.empty((n, mech.n_q))
+    status = np.zeros(n, dtype=np.int64)
+    resid = np.empty((n, mech.n_loops))
+    worst = np.zeros(n, dtype=np.int64)
+    cond = np.empty(n)
+    det = np.zeros(n)
+    reassembled = np.zeros(n, dtype=np.bool_)
+    mi, mf, n_wf, n_wi = _packed(mech, model, pk)
+    wf, wi = pk.workspace(n_wf, n_wi)
+    pk.sweep(mi, mf, wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), 50, q, status, resid, worst,
+             cond, det, reassembled)
+    events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(reassembled)]
+    events += _events(mech, status, resid, worst, cond, det)
+    events.sort(key=lambda e: e.index)
+    return SweepResult(q, status.astype(int), resid, np.zeros(n, dtype=int), cond, worst.astype(int), tuple(events))
 
 
 def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
@@ -179,16 +372,17 @@ def _hermite(Q_act, q, N, a, b, idx) -> np.ndarray:
     return h00 * q[a] + h10 * m0 + h01 * q[b] + h11 * m1
 
 
-def _events(mech, q, status, res) -> list[SweepEvent]:
+def _events(mech, status, residual, worst_loop, condition, det_sign) -> list[SweepEvent]:
+    """no_assembly / branch_jump events at the first point of every failed run, and singular
+    crossings where the sign of det J_p (det_sign, None when J_p is not square) flips between
+    two converged points."""
     events: list[SweepEvent] = []
     ok = status == Status.CONVERGED
     for i in np.flatnonzero(~ok):
         if i == 0 or ok[i - 1]:
             kind = "branch_jump" if status[i] == Status.BRANCH_JUMP else "no_assembly"
-            events.append(SweepEvent(int(i), kind, int(res.worst_loop[i]), float(res.residual[i].max(initial=0))))
-    passive = passive_indices(mech)
-    if mech.n_constraints == len(passive) and len(passive):
-        det = np.linalg.det(constraints(mech, q).J[:, :, passive])
-        flips = np.flatnonzero(ok[:-1] & ok[1:] & (np.sign(det[:-1]) * np.sign(det[1:]) < 0))
-        events += [SweepEvent(int(i), "singular_crossing", -1, float(res.condition[i])) for i in flips]
+            events.append(SweepEvent(int(i), kind, int(worst_loop[i]), float(residual[i].max(initial=0))))
+    if det_sign is not None:
+        flips = np.flatnonzero(ok[:-1] & ok[1:] & (det_sign[:-1] * det_sign[1:] < 0))
+        events += [SweepEvent(int(i), "singular_crossing", -1, float(condition[i])) for i in flips]
     return events

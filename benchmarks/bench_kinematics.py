@@ -1,0 +1,291 @@
+"""W1 / W2: kinematic sweeps and serial-arm Jacobians, linkcli against hand-written numpy.
+
+W1  four-bar (mechanisms/fourbar.yaml: ground 4, crank 1, coupler 3.5, rocker 3), 3600 crank
+    angles over a full turn with branch tracking: ``solve_sweep`` (public API, with
+    ``LINKCLI_SWEEP=compiled``: the compiled planar kernel; and its numpy path, which a sweep of
+    this size takes by default in a fresh process) against a vectorised numpy closed
+    form of the same sweep (circle intersection): (a) the joint angles, i.e. the same output as
+    the sweep, (b) only the coupler-rocker pin position (the leanest closed form).
+W2  PUMA 560 (standard DH) effector pose and 6 x 6 geometric Jacobian at 10,000 random
+    configurations: linkcli (a) one tree pass with ``jacobian_links=[effector link]`` plus the
+    tool-point Jacobian, (b) the public ``effector_pose(link_poses)`` + ``geometric_jacobian``
+    (two tree passes, every link's Jacobian), against a hand-written vectorised numpy DH
+    implementation (cos/sin arrays, 6 DH matrices, matmul chain, z axes and origins with cross
+    products). Results are checked equal to 1e-12 first.
+E2E ``python -m linkcli solve mechanisms/fourbar.yaml -o <tmp>.csv`` (the file's 360-point sweep,
+    interpreter start included), if the command exists.
+JIT numba's compile (empty cache) and cached load of the sweep kernel, in fresh processes, and
+    the numpy path's cost per point: the break-even size of the compiled path.
+
+Times are medians of repeated runs in this process, linkcli and baseline interleaved, after a
+warm-up (so JIT compilation is excluded; it is reported separately). Run from anywhere:
+``python benchmarks/bench_kinematics.py [--repeat 30] [--no-jit-timing]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from linkcli.compile import compile_mechanism  # noqa: E402
+from linkcli.core import forward, sweep  # noqa: E402
+from linkcli.core.jacobian import _point_jacobian, geometric_jacobian  # noqa: E402
+from linkcli.io.loader import load_mechanism  # noqa: E402
+
+FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
+PUMA = next(p for p in (REPO / "mechanisms" / "puma560.yaml", REPO / "tests" / "data" / "perf" / "puma560.yaml")
+            if p.exists())
+
+
+def load(path):
+    return compile_mechanism(load_mechanism(str(path)).model)
+
+
+def medians(fns: dict, repeat: int) -> dict:
+    """Median wall time (s) of each callable, the callables interleaved round-robin."""
+    for f in fns.values():  # warm-up
+        f()
+    times = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            t = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+# --- W1 ---------------------------------------------------------------------------------------------
+D, A_, B_, C_ = 4.0, 1.0, 3.5, 3.0  # ground, crank, coupler, rocker
+
+
+def closed_form_angles(theta):
+    """Joint variables (coupler relative to crank, rocker relative to coupler) of the four-bar
+    at crank angles theta, by circle intersection (the branch of fourbar.yaml's assembly)."""
+    ct, st = np.cos(theta), np.sin(theta)
+    ax, ay = A_ * ct, A_ * st
+    vx, vy = D - ax, -ay
+    L2 = vx * vx + vy * vy
+    xl = (B_ * B_ - C_ * C_ + L2) / (2 * L2)
+    hl = np.sqrt(B_ * B_ / L2 - xl * xl)
+    bx, by = ax + xl * vx - hl * vy, ay + xl * vy + hl * vx
+    coupler = np.arctan2(by - ay, bx - ax)
+    rocker = np.arctan2(by, bx - D)
+    return coupler - theta, rocker - coupler
+
+
+def closed_form_pin(theta):
+    """Only the coupler-rocker pin B (x, y) by circle intersection."""
+    ct, st = np.cos(theta), np.sin(theta)
+    vx, vy = D - A_ * ct, -A_ * st
+    L2 = vx * vx + vy * vy
+    xl = (B_ * B_ - C_ * C_ + L2) / (2 * L2)
+    hl = np.sqrt(B_ * B_ / L2 - xl * xl)
+    return A_ * ct + xl * vx - hl * vy, A_ * st + xl * vy + hl * vx
+
+
+def w1(repeat: int):
+    mech = load(FOURBAR)
+    theta = np.linspace(0.0, 2 * np.pi, 3601)[:-1]
+    Q = theta[:, None]
+    os.environ["LINKCLI_SWEEP"] = "compiled"  # the documented switch: 3600 points < COMPILED_MIN_POINTS
+    t0 = time.perf_counter()
+    sweep.solve_sweep(mech, Q[:10], mech.q_init)  # load the kernel
+    load_s = time.perf_counter() - t0
+    res = sweep.solve_sweep(mech, Q, mech.q_init)
+    assert sweep._use_compiled(mech, len(Q)) and np.all(res.status == 0) and res.events == ()
+    rel = closed_form_angles(theta)
+    for k, r in enumerate(rel, start=1):  # same branch, same configuration
+        d = (res.q[:, k] - r + np.pi) % (2 * np.pi) - np.pi
+        assert np.abs(d).max() < 1e-8, np.abs(d).max()
+    t = medians({
+        "compiled": lambda: sweep.solve_sweep(mech, Q, mech.q_init),
+        "numpy": lambda: sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
+        "cf_angles": lambda: closed_form_angles(theta),
+        "cf_pin": lambda: closed_form_pin(theta),
+    }, repeat)
+    return t, load_s
+
+
+# --- W2 ---------------------------------------------------------------------------------------------
+DH_A = np.array([0.0, 0.4318, 0.0203, 0.0, 0.0, 0.0])
+DH_D = np.array([0.0, 0.0, 0.15005, 0.4318, 0.0, 0.0])
+DH_ALPHA = np.radians([90.0, 0.0, -90.0, 90.0, -90.0, 0.0])
+
+
+def dh_baseline(q):
+    """Hand-written vectorised standard-DH forward kinematics and geometric Jacobian:
+    T (n, 4, 4) of link 6 and J (n, 6, 6) (linear velocity of its origin; angular velocity)."""
+    n = len(q)
+    ct, st = np.cos(q), np.sin(q)
+    ca, sa = np.cos(DH_ALPHA), np.sin(DH_ALPHA)
+    A = np.zeros((n, 6, 4, 4))
+    A[..., 0, 0], A[..., 0, 1], A[..., 0, 2], A[..., 0, 3] = ct, -st * ca, st * sa, DH_A * ct
+    A[..., 1, 0], A[..., 1, 1], A[..., 1, 2], A[..., 1, 3] = st, ct * ca, -ct * sa, DH_A * st
+    A[..., 2, 1], A[..., 2, 2], A[..., 2, 3] = sa, ca, DH_D
+    A[..., 3, 3] = 1.0
+    T = A[:, 0]
+    z = [np.broadcast_to(np.array([0.0, 0.0, 1.0]), (n, 3))]
+    o = [np.zeros((n, 3))]
+    for i in range(1, 6):
+        z.append(T[:, :3, 2])
+        o.append(T[:, :3, 3])
+        T = T @ A[:, i]
+    J = np.empty((n, 6, 6))
+    p = T[:, :3, 3]
+    for i in range(6):
+        J[:, :3, i] = np.cross(z[i], p - o[i])
+        J[:, 3:, i] = z[i]
+    return T, J
+
+
+def w2(repeat: int):
+    mech = load(PUMA)
+    q = np.random.default_rng(0).uniform(-np.pi, np.pi, (10_000, 6))
+    eff = int(mech.frame_link[mech.effector_frame])
+
+    def single_pass(q):
+        kin = forward.tree_kinematics(mech, q, jacobian_links=[eff])
+        T = forward.effector_pose(mech, kin.T_world_link)
+        return T, _point_jacobian(kin.J_link[:, 0], T[:, :3, 3])
+
+    def public_api(q):
+        return forward.effector_pose(mech, forward.link_poses(mech, q)), geometric_jacobian(mech, q)
+
+    T_ref, J_ref = dh_baseline(q)
+    for f in (single_pass, public_api):
+        T, J = f(q)
+        assert np.abs(T - T_ref).max() < 1e-12 and np.abs(J - J_ref).max() < 1e-12
+    return medians({"single": lambda: single_pass(q), "api": lambda: public_api(q),
+                    "baseline": lambda: dh_baseline(q)}, repeat)
+
+
+# --- end to end ----------------------------------------------------------------------------------
+def e2e(repeat: int):
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    probe = subprocess.run([sys.executable, "-m", "linkcli", "solve", "--help"], cwd=REPO, env=env,
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        return None
+    out = Path(tempfile.mkdtemp()) / "x.csv"
+    cmd = [sys.executable, "-m", "linkcli", "solve", str(FOURBAR), "-o", str(out)]
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - t)
+        if proc.returncode != 0:
+            print(f"linkcli solve failed ({proc.returncode}): {proc.stderr.strip()[:200]}", file=sys.stderr)
+            return None
+    bare = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env)
+        bare.append(time.perf_counter() - t)
+    shutil.rmtree(out.parent, ignore_errors=True)
+    return float(np.median(times)), float(np.median(bare))
+
+
+# --- JIT start-up and the break-even size ------------------------------------------------------------
+_JIT_SCRIPT = """
+import json, time, numpy as np
+t0 = time.perf_counter()
+import numba
+t1 = time.perf_counter()
+from linkcli.compile import compile_mechanism
+from linkcli.core import sweep
+from linkcli.io.loader import load_mechanism
+m = compile_mechanism(load_mechanism(%r).model)
+t2 = time.perf_counter()
+sweep._solve_sweep_compiled(m, np.linspace(0, 1, 10)[:, None], m.q_init, 1e-10, np.radians(10.0))
+t3 = time.perf_counter()
+print(json.dumps({"import_numba": t1 - t0, "first_call": t3 - t2}))
+"""
+
+
+def jit_timing():
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("LINKCLI_NO_JIT", None)
+    script = _JIT_SCRIPT % str(FOURBAR)
+    cold_dir = tempfile.mkdtemp()
+    try:
+        cold = json.loads(subprocess.run([sys.executable, "-c", script], env={**env, "NUMBA_CACHE_DIR": cold_dir},
+                                         capture_output=True, text=True, check=True).stdout)
+    finally:
+        shutil.rmtree(cold_dir, ignore_errors=True)
+    cached = [json.loads(subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                                        check=True).stdout) for _ in range(3)]
+    return cold, {k: float(np.median([c[k] for c in cached])) for k in cached[0]}
+
+
+def numpy_per_point(repeat: int):
+    mech = load(FOURBAR)
+    out = {}
+    for n in (360, 3600, 36000):
+        Q = np.linspace(0, 2 * np.pi, n + 1)[:-1, None]
+        out[n] = medians({"np": lambda: sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
+                          "k": lambda: sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0))},
+                         max(3, repeat // 10 if n > 3600 else repeat // 3))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--no-jit-timing", action="store_true", help="skip the fresh-process JIT measurements")
+    args = ap.parse_args()
+    print(f"# {platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} cores | "
+          f"python {platform.python_version()} | numpy {np.__version__} | load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} | {time.strftime('%Y-%m-%d %H:%M')}")
+    # fresh-process measurements first: after heavy numpy work this process's OpenBLAS threads
+    # keep spinning for a while and would slow the child processes down (2x measured)
+    e = e2e(max(5, args.repeat // 4))
+    jit = None if args.no_jit_timing else jit_timing()
+    t1, load_s = w1(args.repeat)
+    t2 = w2(args.repeat)
+    rows = [
+        ("W1 four-bar 3600-pt sweep (compiled) / closed-form joint angles", t1["compiled"], t1["cf_angles"]),
+        ("W1 four-bar 3600-pt sweep (compiled) / closed-form pin B only", t1["compiled"], t1["cf_pin"]),
+        ("W1 four-bar 3600-pt sweep (numpy path) / closed-form joint angles", t1["numpy"], t1["cf_angles"]),
+        ("W2 PUMA pose + 6x6 Jacobian, 10k configs (one pass, jacobian_links)", t2["single"], t2["baseline"]),
+        ("W2 PUMA pose + 6x6 Jacobian, 10k configs (link_poses + geometric_jacobian)", t2["api"], t2["baseline"]),
+    ]
+    print("\n| workload | linkcli ms | baseline ms | ratio |\n|---|---|---|---|")
+    for name, a, b in rows:
+        print(f"| {name} | {a * 1e3:.3f} | {b * 1e3:.3f} | {a / b:.1f}x |")
+    if e is None:
+        print("\nE2E: `linkcli solve` not available, skipped")
+    else:
+        print(f"\nE2E `python -m linkcli solve mechanisms/fourbar.yaml -o x.csv` (360 points, numpy path): "
+              f"{e[0] * 1e3:.0f} ms wall (bare `python -c pass`: {e[1] * 1e3:.0f} ms)")
+    print(f"\nkernel load in this process (first compiled call, cache present): {load_s * 1e3:.0f} ms")
+    if jit is not None:
+        cold, cached = jit
+        print(f"fresh process: import numba {cached['import_numba'] * 1e3:.0f} ms; first compiled sweep "
+              f"{cached['first_call'] * 1e3:.0f} ms with the cache, {cold['first_call']:.1f} s compiling (empty cache)")
+        per = numpy_per_point(args.repeat)
+        print("\n| points | numpy path ms | compiled ms (loaded) |\n|---|---|---|")
+        for n, t in per.items():
+            print(f"| {n} | {t['np'] * 1e3:.1f} | {t['k'] * 1e3:.2f} |")
+        slope = (per[36000]["np"] - per[3600]["np"]) / 32400 - (per[36000]["k"] - per[3600]["k"]) / 32400
+        start = cached["import_numba"] + cached["first_call"]
+        print(f"numpy path costs {slope * 1e6:.1f} us/point more; numba start-up {start:.2f} s -> break-even "
+              f"~{start / slope:,.0f} points (sweep.COMPILED_MIN_POINTS = {sweep.COMPILED_MIN_POINTS:,}; "
+              f"without a cache {cold['first_call'] / slope:,.0f} points, COMPILED_MIN_POINTS_COLD = "
+              f"{sweep.COMPILED_MIN_POINTS_COLD:,})")
+
+
+if __name__ == "__main__":
+    main()

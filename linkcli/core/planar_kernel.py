@@ -1,0 +1,969 @@
+"""Compiled sequential continuation for planar mechanisms of any topology (optional numba).
+
+This is the fast path of :func:`linkcli.core.sweep.solve_sweep` (see there for when it is used).
+It runs the algorithm of the numpy path of sweep.py, point by point in scalar loops:
+
+* the same coarse points, first-point assembly, tangent predictor + corrector with step
+  bisection on a failure or a would-be branch jump (``_continue``), restart from the last good
+  configuration after failures (a ``reassembled`` event), and per-point Levenberg-Marquardt
+  corrector (``solve_configuration``: same acceptance test, damping schedule, statuses);
+* between coarse points every point follows its left neighbour. The numpy path guesses them
+  by Hermite interpolation, solves them as a batch and continues the ones that fail its branch
+  check from the left neighbour; here each point first tries :func:`_fast_step` (second-order
+  predictor, one chord step, accepted only when it provably meets the tolerance and passes the
+  branch check) and otherwise runs ``_continue``: the same branch and configurations within
+  the solver tolerance in regular cases (tests/test_kinematics_fast.py);
+* per point it also returns the final residual per loop, the condition number and the sign of
+  the determinant of the passive partition (events are built from these in sweep.py).
+
+Kinematics are planar and exact for the compiled mechanism: every joint frame is ``(x, y, c, s)``
+(origin and cos/sin of the angle about z), every revolute axis is +-z and every prismatic axis
+lies in the x-y plane (sweep.py checks this before using the kernel). Residual rows per loop are
+``(x, y, angle)`` as in loop_closure.py, the Jacobian is analytic (point velocities of the two
+loop frames per unit joint rate).
+
+Written once as plain Python over scalars and small preallocated arrays; :func:`_compiled`
+(jit.py's ``maybe_njit`` policy) compiles it with numba when available, otherwise it runs as
+it is (slowly: solve_sweep then uses the numpy path; tests run it both ways). numba is
+imported when this module is imported, so import it lazily (sweep.py does).
+
+Data layout
+-----------
+The model tuple ``M`` (built by ``sweep._planar_model``, C-contiguous int64 / float64 arrays)
+  stepi (n_steps, 5) int: tree link ``v``, its tree parent ``u``, first variable ``s``,
+      variable count ``n``, forward (1) or inverted (0) joint; parents before children
+  stepf (n_steps, 8): (x, y, c, s) of the frame before the joint motion (T_parent_joint, or
+      T_child_joint for an inverted joint) and after it (inverse of the other one)
+  loopi (n_loops, 4) int: loop joint's parent link, child link, ``s``, ``n``
+  loopf (n_loops, 8): (x, y, c, s) of its T_parent_joint and T_child_joint
+  vrot (n_q,) int 1 rotation / 0 translation; vax (n_q, 2): (sign of the z axis, 0) for a
+      rotation, the in-plane unit axis for a translation (joint-frame coordinates)
+  cA, cB (n_loops, n_q): sign with which each variable moves loop frame A / B
+  passive (n_p,), act (n_a,) int; scale (n_c,) error weights (1/L for positions, 1 for angles)
+is packed by :func:`pack` into one int64 and one float64 array ``mi``, ``mf``; all scratch
+space is one float64 and one int64 array ``wf``, ``wi`` (:func:`workspace`; kernels never
+allocate). Offsets live in ``mi``'s header (``H_*``, ``O_*``, ``W_*``, ``I_*``), matrices are
+row-major blocks, and (q, r, J) triples live in numbered *slots* (``SL_*``).
+
+Why so flat (four-bar, 3600 points; benchmarks/README.md has the story): compiled functions
+receive every array argument by value (~8 machine words), and the sweep makes ~10 nested calls
+per point; with ~40 separate arrays per call, argument passing cost more than the arithmetic
+(3.0 -> 1.8 ms when packed). The kernels are also compiled without numba's reference counting
+(``_nrt=False``: its atomic updates per array argument and call took ~2/3 of the time of the
+first version, 9.6 -> 4 ms), and without literal arguments (:func:`_rt`: compile 25 -> ~12 s).
+The 3 x 3 passive partition of a single planar loop (the common case) is inverted in closed
+form (adjugate) instead of LU, and its condition number comes from two eigenvalues of J^T J
+and det J; cos/sin of variables that moved by < 1e-3 are rotated with a Taylor series.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .jit import jit_enabled
+
+
+def _compiled(f):
+    """``numba.njit`` the scalar-loop function ``f`` when :func:`jit_enabled` (numba importable,
+    ``LINKCLI_NO_JIT`` unset), else return it unchanged (jit.py's ``maybe_njit`` policy), with
+    ``cache=True``, no reference counting (``_nrt=False``: kernels never allocate) and numpy's
+    float error model (no ZeroDivisionError checks: kernels test their divisors)."""
+    if not jit_enabled():
+        return f
+    import numba
+
+    return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
+
+
+# must equal loop_closure.Status (checked by tests/test_kinematics_fast.py)
+CONVERGED, MAX_ITER, NO_ASSEMBLY, BRANCH_JUMP = 0, 1, 2, 3
+
+_ILL = 1e-8  # conditioning ratio below which the LU / inverse step gives way to the SVD step
+_CUT = 1e-13  # singular values below _CUT * largest are dropped (as loop_closure does)
+_ACCEPT = 1.0 - 1e-12  # corrector steps must lower the error by this factor (as loop_closure's)
+
+# --- layout --------------------------------------------------------------------------------------
+(H_NQ, H_NL, H_NS, H_NP, H_NA, H_MAXD,  # sizes: variables, loops, tree steps, passive, actuated
+ O_STEPI, O_LOOPI, O_VROT, O_PASSIVE, O_ACT,  # offsets into mi
+ O_STEPF, O_LOOPF, O_VAX, O_CA, O_CB, O_SCALE,  # offsets into mf
+ W_POSE, W_AXO, W_CQ, W_SQ, W_QTRIG, W_PAB, W_Q, W_R, W_J,  # offsets into wf ...
+ W_JP, W_LU, W_LU0, W_AW, W_V, W_SV, W_RHS, W_DX, W_INFO0, W_AC, W_QP, W_STA, W_AS, W_HERM, W_DQ,
+ I_PIV, I_PIV0, I_STD,  # offsets into wi
+ H_ZERO,  # always 0: see _rt
+ H_SIZE) = range(46)
+
+# (q, r, J) slots: results 1 and 2, corrector trial, continuation state, last converged coarse
+# point, scratch
+SL_1, SL_2, SL_T, SL_C, SL_OK, SL_X = range(6)
+N_SLOTS = 6
+
+
+def pack(M, max_depth: int = 10):
+    """(mi, mf, n_wf, n_wi) for the model tuple M (plain Python)."""
+    stepi, stepf, loopi, loopf, vrot, vax, cA, cB, passive, act, scale = M
+    n_q, n_l, n_s, n_p, n_a = len(vrot), len(loopi), len(stepi), len(passive), len(act)
+    n_c = 3 * n_l
+    head = np.zeros(H_SIZE, dtype=np.int64)
+    head[[H_NQ, H_NL, H_NS, H_NP, H_NA, H_MAXD]] = (n_q, n_l, n_s, n_p, n_a, max_depth)
+
+    def place(slots, sizes, start):
+        for slot, size in zip(slots, sizes):
+            head[slot] = start
+            start += int(size)
+        return start
+
+    ints = [stepi, loopi, vrot, passive, act]
+    place([O_STEPI, O_LOOPI, O_VROT, O_PASSIVE, O_ACT], [a.size for a in ints], H_SIZE)
+    floats = [stepf, loopf, vax, cA, cB, scale]
+    place([O_STEPF, O_LOOPF, O_VAX, O_CA, O_CB, O_SCALE], [a.size for a in floats], 0)
+    n_wf = place([W_POSE, W_AXO, W_CQ, W_SQ, W_QTRIG, W_PAB, W_Q, W_R, W_J,
+                  W_JP, W_LU, W_LU0, W_AW, W_V, W_SV, W_RHS, W_DX, W_INFO0, W_AC, W_QP, W_STA, W_AS, W_HERM, W_DQ],
+                 [4 * (n_s + 1), 4 * n_q, n_q, n_q, n_q, 4 * n_l, N_SLOTS * n_q, N_SLOTS * n_c, N_SLOTS * n_c * n_q,
+                  n_c * n_p, n_p * n_p, n_p * n_p, n_p * n_p, n_p * n_p, n_p, n_c, n_p, 2, n_a, n_q,
+                  (max_depth + 2) * n_a, n_a, 5 * n_q, n_a], 0)
+    n_wi = place([I_PIV, I_PIV0, I_STD], [n_p, n_p, max_depth + 2], 0)
+    mi = np.concatenate([head] + [np.asarray(a, dtype=np.int64).ravel() for a in ints])
+    mf = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in floats])
+    return mi, mf, n_wf, n_wi
+
+
+def workspace(n_wf: int, n_wi: int):
+    """(wf, wi) scratch arrays for :func:`sweep`."""
+    return np.zeros(n_wf), np.zeros(n_wi, dtype=np.int64)
+
+
+# --- slots -------------------------------------------------------------------------------------
+@_compiled
+def _rt(mi, c):
+    """The constant c as a run-time value. numba compiles a separate copy of a function for
+    every literal argument it is called with (slot numbers, True / False); passing run-time
+    values instead keeps one copy of each big function (compile time 25 s -> a few s)."""
+    return mi[H_ZERO] + c
+
+
+@_compiled
+def _qo(mi, s):
+    return mi[W_Q] + s * mi[H_NQ]
+
+
+@_compiled
+def _ro(mi, s):
+    return mi[W_R] + 3 * s * mi[H_NL]
+
+
+@_compiled
+def _jo(mi, s):
+    return mi[W_J] + 3 * s * mi[H_NL] * mi[H_NQ]
+
+
+@_compiled
+def _copy_slot(mi, wf, dst, src):
+    """(q, r, J) of slot src -> slot dst."""
+    n_q, n_c = mi[H_NQ], 3 * mi[H_NL]
+    qd, qs, rd, rs, jd, js = _qo(mi, dst), _qo(mi, src), _ro(mi, dst), _ro(mi, src), _jo(mi, dst), _jo(mi, src)
+    for k in range(n_q):
+        wf[qd + k] = wf[qs + k]
+    for k in range(n_c):
+        wf[rd + k] = wf[rs + k]
+    for k in range(n_c * n_q):
+        wf[jd + k] = wf[js + k]
+
+
+@_compiled
+def _set_q(mi, wf, s, q):
+    """q slot s <- q (an array)."""
+    o = _qo(mi, s)
+    for k in range(mi[H_NQ]):
+        wf[o + k] = q[k]
+
+
+# --- planar transforms (x, y, c, s) --------------------------------------------------------------
+@_compiled
+def _compose(x1, y1, c1, s1, x2, y2, c2, s2):
+    return x1 + c1 * x2 - s1 * y2, y1 + s1 * x2 + c1 * y2, c1 * c2 - s1 * s2, s1 * c2 + c1 * s2
+
+
+@_compiled
+def _motion(x, y, c, s, k, q, rot, mf, wf, cq, sq, vax, sign):
+    """(x, y, c, s) @ E_k(sign * q) with cos / sin of rotations from the trig cache at offsets
+    cq, sq of wf and translation axes at offset vax of mf."""
+    if rot:  # rotation about the frame's origin: x, y unchanged
+        ck, sk = wf[cq + k], sign * wf[sq + k]
+        return x, y, c * ck - s * sk, s * ck + c * sk
+    d = sign * q
+    return _compose(x, y, c, s, d * mf[vax + 2 * k], d * mf[vax + 2 * k + 1], 1.0, 0.0)
+
+
+@_compiled
+def _angle(y, x):
+    """atan2(y, x); the series of atan(y / x) for the small angles of nearly closed loops
+    (|y / x| < 0.01: truncation t^9 / 9, below 1e-17 relative)."""
+    if x > 0.0 and abs(y) < 0.01 * x:
+        t = y / x
+        t2 = t * t
+        return t * (1.0 - t2 * (1.0 / 3.0 - t2 * (0.2 - t2 / 7.0)))
+    return math.atan2(y, x)
+
+
+# --- residual and Jacobian -----------------------------------------------------------------------
+@_compiled
+def _eval(mi, mf, wf, sl, want_J):
+    """Residual and Jacobian (n_c x n_q) at the q of slot sl, into that slot; returns the
+    weighted max-norm error (NaN if any residual is NaN)."""
+    n_q, n_l, n_s = mi[H_NQ], mi[H_NL], mi[H_NS]
+    qo, ro, jo = _qo(mi, sl), _ro(mi, sl), _jo(mi, sl)
+    o_vrot, o_vax, cq, sq, qtrig = mi[O_VROT], mi[O_VAX], mi[W_CQ], mi[W_SQ], mi[W_QTRIG]
+    pose, axo, pab = mi[W_POSE], mi[W_AXO], mi[W_PAB]
+    # cos q and sign * sin q of the rotation variables; a value whose variable moved by less than
+    # 1e-3 since it was computed (the corrector's small steps) is rotated by the change with its
+    # Taylor series (truncation < 1e-20) instead of calling cos and sin
+    for k in range(n_q):
+        if mi[o_vrot + k] == 1:
+            q = wf[qo + k]
+            d = q - wf[qtrig + k]
+            if d != 0.0:
+                g = mf[o_vax + 2 * k]
+                if abs(d) < 1e-3:
+                    d2 = d * d
+                    cd = 1.0 - d2 * (0.5 - d2 / 24.0)
+                    sd = d * (1.0 - d2 * (1.0 / 6.0 - d2 / 120.0))
+                    c0, s0 = wf[cq + k], wf[sq + k]
+                    wf[cq + k] = c0 * cd - g * s0 * sd
+                    wf[sq + k] = s0 * cd + g * c0 * sd
+                else:
+                    wf[cq + k] = math.cos(q)
+                    wf[sq + k] = g * math.sin(q)
+                wf[qtrig + k] = q
+    # link poses (x, y, c, s) down the tree; axis frames before each variable
+    wf[pose], wf[pose + 1], wf[pose + 2], wf[pose + 3] = 0.0, 0.0, 1.0, 0.0
+    o_stepi, o_stepf, o_loopi, o_loopf = mi[O_STEPI], mi[O_STEPF], mi[O_LOOPI], mi[O_LOOPF]
+    for i in range(n_s):
+        oi, of = o_stepi + 5 * i, o_stepf + 8 * i
+        v, u, s0, n, fwd = mi[oi], mi[oi + 1], mi[oi + 2], mi[oi + 3], mi[oi + 4]
+        pu = pose + 4 * u
+        x, y, c, s = _compose(wf[pu], wf[pu + 1], wf[pu + 2], wf[pu + 3], mf[of], mf[of + 1], mf[of + 2], mf[of + 3])
+        if fwd == 1:
+            for k in range(s0, s0 + n):
+                ak = axo + 4 * k
+                wf[ak], wf[ak + 1], wf[ak + 2], wf[ak + 3] = x, y, c, s
+                x, y, c, s = _motion(x, y, c, s, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, 1.0)
+        else:  # the inverse motion; the axis frames start from the joint frame on this link
+            for k in range(s0 + n - 1, s0 - 1, -1):
+                x, y, c, s = _motion(x, y, c, s, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, -1.0)
+            xa, ya, ca, sa = x, y, c, s
+            for k in range(s0, s0 + n):
+                ak = axo + 4 * k
+                wf[ak], wf[ak + 1], wf[ak + 2], wf[ak + 3] = xa, ya, ca, sa
+                xa, ya, ca, sa = _motion(xa, ya, ca, sa, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, 1.0)
+        pv = pose + 4 * v
+        wf[pv], wf[pv + 1], wf[pv + 2], wf[pv + 3] = _compose(x, y, c, s, mf[of + 4], mf[of + 5], mf[of + 6], mf[of + 7])
+    # loop frames A (parent side, through the loop joint's motion) and B (child side)
+    err = 0.0
+    o_scale = mi[O_SCALE]
+    for l in range(n_l):
+        oi, of = o_loopi + 4 * l, o_loopf + 8 * l
+        par, chi, s0, n = mi[oi], mi[oi + 1], mi[oi + 2], mi[oi + 3]
+        pp, pc = pose + 4 * par, pose + 4 * chi
+        x, y, c, s = _compose(wf[pp], wf[pp + 1], wf[pp + 2], wf[pp + 3], mf[of], mf[of + 1], mf[of + 2], mf[of + 3])
+        for k in range(s0, s0 + n):
+            ak = axo + 4 * k
+            wf[ak], wf[ak + 1], wf[ak + 2], wf[ak + 3] = x, y, c, s
+            x, y, c, s = _motion(x, y, c, s, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, 1.0)
+        xb, yb, cb, sb = _compose(wf[pc], wf[pc + 1], wf[pc + 2], wf[pc + 3], mf[of + 4], mf[of + 5], mf[of + 6],
+                                  mf[of + 7])
+        pl = pab + 4 * l
+        wf[pl], wf[pl + 1], wf[pl + 2], wf[pl + 3] = x, y, xb, yb
+        r = ro + 3 * l
+        wf[r] = xb - x
+        wf[r + 1] = yb - y
+        wf[r + 2] = _angle(c * sb - s * cb, c * cb + s * sb)
+        for m in range(3):
+            e = abs(wf[r + m] * mf[o_scale + 3 * l + m])
+            if e != e:
+                err = e
+            elif e > err:
+                err = e
+    if want_J:  # velocities of B's and A's origins per unit rate of each variable, and dw
+        o_ca, o_cb = mi[O_CA], mi[O_CB]
+        for l in range(n_l):
+            pl = pab + 4 * l
+            xa, ya, xb, yb = wf[pl], wf[pl + 1], wf[pl + 2], wf[pl + 3]
+            j0 = jo + 3 * l * n_q
+            for k in range(n_q):
+                b, a = mf[o_cb + l * n_q + k], mf[o_ca + l * n_q + k]
+                g = mf[o_vax + 2 * k]
+                ak = axo + 4 * k
+                if mi[o_vrot + k] == 1:
+                    ox, oy = wf[ak], wf[ak + 1]
+                    wf[j0 + k] = g * (a * (ya - oy) - b * (yb - oy))
+                    wf[j0 + n_q + k] = g * (b * (xb - ox) - a * (xa - ox))
+                    wf[j0 + 2 * n_q + k] = (b - a) * g
+                else:
+                    c, s, h = wf[ak + 2], wf[ak + 3], mf[o_vax + 2 * k + 1]
+                    wf[j0 + k] = (b - a) * (c * g - s * h)
+                    wf[j0 + n_q + k] = (b - a) * (s * g + c * h)
+                    wf[j0 + 2 * n_q + k] = 0.0
+    return err
+
+
+# --- small dense linear algebra on row-major blocks of wf ----------------------------------------
+@_compiled
+def _inv3(wf, A, ra, ca, X):
+    """X = A^-1 by the adjugate, A the 3 x 3 matrix ``wf[A + i * ra + j * ca]`` (row stride ra,
+    column stride ca: a block, or columns of a Jacobian), X a row-major block. Returns
+    (det A, |det A| / the product of the column norms: 1 for orthogonal columns, -> 0 as A
+    becomes singular); X is untouched when det A = 0."""
+    a, b, c = wf[A], wf[A + ca], wf[A + 2 * ca]
+    d, e, f = wf[A + ra], wf[A + ra + ca], wf[A + ra + 2 * ca]
+    g, h, k = wf[A + 2 * ra], wf[A + 2 * ra + ca], wf[A + 2 * ra + 2 * ca]
+    c00, c01, c02 = e * k - f * h, f * g - d * k, d * h - e * g
+    det = a * c00 + b * c01 + c * c02
+    norms = math.sqrt((a * a + d * d + g * g) * (b * b + e * e + h * h) * (c * c + f * f + k * k))
+    if det == 0.0 or not norms > 0.0:
+        return 0.0, 0.0
+    inv = 1.0 / det
+    wf[X], wf[X + 3], wf[X + 6] = c00 * inv, c01 * inv, c02 * inv
+    wf[X + 1], wf[X + 4], wf[X + 7] = (c * h - b * k) * inv, (a * k - c * g) * inv, (b * g - a * h) * inv
+    wf[X + 2], wf[X + 5], wf[X + 8] = (b * f - c * e) * inv, (c * d - a * f) * inv, (a * e - b * d) * inv
+    return det, abs(det) / norms
+
+
+@_compiled
+def _passive_cols3(mi, sl):
+    """(offset, row stride, column stride) of J_p in the J of slot sl when the three passive
+    variables are consecutive (a strided 3 x 3 view), else (-1, 0, 0)."""
+    o_pas = mi[O_PASSIVE]
+    p0 = mi[o_pas]
+    if mi[o_pas + 1] != p0 + 1 or mi[o_pas + 2] != p0 + 2:
+        return -1, 0, 0
+    return _jo(mi, sl) + p0, mi[H_NQ], 1
+
+
+@_compiled
+def _matvec3(wf, X, b, x):
+    """x = X b (3 x 3 block X, vectors at offsets b, x; x may not alias b)."""
+    b0, b1, b2 = wf[b], wf[b + 1], wf[b + 2]
+    wf[x] = wf[X] * b0 + wf[X + 1] * b1 + wf[X + 2] * b2
+    wf[x + 1] = wf[X + 3] * b0 + wf[X + 4] * b1 + wf[X + 5] * b2
+    wf[x + 2] = wf[X + 6] * b0 + wf[X + 7] * b1 + wf[X + 8] * b2
+
+
+@_compiled
+def _lu(wf, wi, A, piv, n):
+    """In-place LU with partial pivoting of the n x n block A (pivots at wi[piv:]). Returns
+    (sign of det, smallest / largest |pivot|); (0, 0) when a pivot is exactly 0."""
+    sign = 1.0
+    pmin, pmax = np.inf, 0.0
+    for k in range(n):
+        p, big = k, abs(wf[A + k * n + k])
+        for i in range(k + 1, n):
+            if abs(wf[A + i * n + k]) > big:
+                p, big = i, abs(wf[A + i * n + k])
+        wi[piv + k] = p
+        if p != k:
+            sign = -sign
+            for m in range(n):
+                wf[A + k * n + m], wf[A + p * n + m] = wf[A + p * n + m], wf[A + k * n + m]
+        if big == 0.0:
+            return 0.0, 0.0
+        pmin, pmax = min(pmin, big), max(pmax, big)
+        akk = wf[A + k * n + k]
+        if akk < 0.0:
+            sign = -sign
+        inv = 1.0 / akk
+        for i in range(k + 1, n):
+            f = wf[A + i * n + k] * inv
+            wf[A + i * n + k] = f
+            for m in range(k + 1, n):
+                wf[A + i * n + m] -= f * wf[A + k * n + m]
+    return sign, (pmin / pmax if n else 1.0)
+
+
+@_compiled
+def _lu_solve(wf, wi, A, piv, n, b):
+    """b <- A^-1 b in place with the factors of :func:`_lu`."""
+    for k in range(n):
+        p = wi[piv + k]
+        if p != k:
+            wf[b + k], wf[b + p] = wf[b + p], wf[b + k]
+    for i in range(n):
+        for m in range(i):
+            wf[b + i] -= wf[A + i * n + m] * wf[b + m]
+    for i in range(n - 1, -1, -1):
+        for m in range(i + 1, n):
+            wf[b + i] -= wf[A + i * n + m] * wf[b + m]
+        wf[b + i] /= wf[A + i * n + i]
+
+
+@_compiled
+def _svd(wf, A, V, sv, n, want_V):
+    """One-sided Jacobi SVD of the n x n block A (overwritten by U diag(sv)); V (optional) the
+    right singular vectors; sv unsorted."""
+    if want_V:
+        for i in range(n):
+            for m in range(n):
+                wf[V + i * n + m] = 1.0 if i == m else 0.0
+    for _ in range(60):
+        rotated = False
+        for i in range(n - 1):
+            for m in range(i + 1, n):
+                al, be, ga = 0.0, 0.0, 0.0
+                for k in range(n):
+                    x, y = wf[A + k * n + i], wf[A + k * n + m]
+                    al += x * x
+                    be += y * y
+                    ga += x * y
+                if ga == 0.0 or abs(ga) <= 1e-15 * math.sqrt(al * be):
+                    continue
+                rotated = True
+                zeta = (be - al) / (2.0 * ga)
+                t = (1.0 if zeta >= 0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = c * t
+                for k in range(n):
+                    x, y = wf[A + k * n + i], wf[A + k * n + m]
+                    wf[A + k * n + i], wf[A + k * n + m] = c * x - s * y, s * x + c * y
+                if want_V:
+                    for k in range(n):
+                        x, y = wf[V + k * n + i], wf[V + k * n + m]
+                        wf[V + k * n + i], wf[V + k * n + m] = c * x - s * y, s * x + c * y
+        if not rotated:
+            break
+    for i in range(n):
+        t = 0.0
+        for k in range(n):
+            t += wf[A + k * n + i] * wf[A + k * n + i]
+        wf[sv + i] = math.sqrt(t)
+
+
+@_compiled
+def _solve_passive(mi, wf, wi, A, b, damping, x):
+    """x = (damped) least-squares solution of A x = b for the square passive partition (block
+    A): the inverse (3 x 3) or LU when undamped and well conditioned, else the minimum-norm
+    damped SVD form ``sum_i v_i sigma_i / (sigma_i^2 + d^2) u_i^T b`` over
+    sigma_i > _CUT * sigma_max, as loop_closure computes it."""
+    n = mi[H_NP]
+    lu = mi[W_LU]
+    if damping == 0.0:
+        if n == 3:
+            det, ratio = _inv3(wf, A, 3, 1, lu)
+            if det != 0.0 and ratio > _ILL:
+                _matvec3(wf, lu, b, x)
+                return
+        else:
+            for i in range(n * n):
+                wf[lu + i] = wf[A + i]
+            for i in range(n):
+                wf[x + i] = wf[b + i]
+            sign, ratio = _lu(wf, wi, lu, mi[I_PIV], n)
+            if sign != 0.0 and ratio > _ILL:
+                _lu_solve(wf, wi, lu, mi[I_PIV], n, x)
+                return
+    Aw, V, sv = mi[W_AW], mi[W_V], mi[W_SV]
+    for i in range(n * n):
+        wf[Aw + i] = wf[A + i]
+    _svd(wf, Aw, V, sv, n, _rt(mi, 1) == 1)
+    smax = 0.0
+    for i in range(n):
+        smax = max(smax, wf[sv + i])
+        wf[x + i] = 0.0
+    for i in range(n):
+        si = wf[sv + i]
+        if si > _CUT * smax:
+            ub = 0.0
+            for k in range(n):
+                ub += wf[Aw + k * n + i] * wf[b + k]  # (U sigma)^T b
+            coef = ub / (si * si + damping * damping)
+            for k in range(n):
+                wf[x + k] += wf[V + k * n + i] * coef
+
+
+@_compiled
+def _passive_block(mi, wf, sl, Jp):
+    """Jp (n_c x n_p block) <- the passive columns of J of slot sl."""
+    n_q, n_c, n_p = mi[H_NQ], 3 * mi[H_NL], mi[H_NP]
+    jo, o_pas = _jo(mi, sl), mi[O_PASSIVE]
+    for i in range(n_c):
+        for m in range(n_p):
+            wf[Jp + i * n_p + m] = wf[jo + i * n_q + mi[o_pas + m]]
+
+
+# --- one configuration (solve_configuration for one point) ---------------------------------------
+@_compiled
+def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
+    """Levenberg-Marquardt / Newton on the passive variables from ``guess`` with the actuated
+    ones set to ``a``; result (the last accepted iterate) in slot sl; returns the status."""
+    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    o_pas, o_act = mi[O_PASSIVE], mi[O_ACT]
+    s_t, yes = _rt(mi, SL_T), _rt(mi, 1) == 1
+    qo = _qo(mi, sl)
+    qt = _qo(mi, s_t)
+    rhs, dx, Jp = mi[W_RHS], mi[W_DX], mi[W_JP]
+    for k in range(n_q):
+        wf[qo + k] = guess[k]
+    for m in range(n_a):
+        wf[qo + mi[o_act + m]] = a[m]
+    err = _eval(mi, mf, wf, sl, yes)
+    d = 0.0
+    it = 0
+    while it < max_iter and err > tol and d < 1e6:
+        ro = _ro(mi, sl)
+        for i in range(n_c):
+            wf[rhs + i] = -wf[ro + i]
+        done = False
+        if d == 0.0 and n_p == 3:  # Newton step with the inverse of J_p read in place
+            jp, ra, ca = _passive_cols3(mi, sl)
+            if jp >= 0:
+                det, ratio = _inv3(wf, jp, ra, ca, mi[W_LU])
+                if det != 0.0 and ratio > _ILL:
+                    _matvec3(wf, mi[W_LU], rhs, dx)
+                    done = True
+        if not done:
+            _passive_block(mi, wf, sl, Jp)
+            _solve_passive(mi, wf, wi, Jp, rhs, d, dx)
+        for k in range(n_q):
+            wf[qt + k] = wf[qo + k]
+        for m in range(n_p):
+            wf[qt + mi[o_pas + m]] += wf[dx + m]
+        err_t = _eval(mi, mf, wf, s_t, yes)
+        if err_t < err * _ACCEPT:
+            err = err_t
+            _copy_slot(mi, wf, sl, s_t)
+            d *= 0.1
+        else:
+            d = max(d * 10.0, 1e-3)
+        it += 1
+    if err > tol:
+        return NO_ASSEMBLY if d >= 1e6 else MAX_ITER
+    return CONVERGED
+
+
+@_compiled
+def _predict(mi, wf, wi, a0, a1, sl, cached):
+    """Tangent predictor into wf[W_QP]: q0 + N(q0) (a1 - a0) with q0, J(q0) in slot sl.
+    ``cached``: the inverse (3 x 3) or LU factors of J(q0)'s passive partition are in LU0
+    (left by :func:`_diagnose`)."""
+    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    o_pas, o_act = mi[O_PASSIVE], mi[O_ACT]
+    qo, jo, qp, rhs, dx = _qo(mi, sl), _jo(mi, sl), mi[W_QP], mi[W_RHS], mi[W_DX]
+    for k in range(n_q):
+        wf[qp + k] = wf[qo + k]
+    for m in range(n_a):
+        wf[qp + mi[o_act + m]] += a1[m] - a0[m]
+    for i in range(n_c):
+        t = 0.0
+        for m in range(n_a):
+            t += wf[jo + i * n_q + mi[o_act + m]] * (a1[m] - a0[m])
+        wf[rhs + i] = -t
+    info = mi[W_INFO0]
+    if cached and wf[info] != 0.0 and wf[info + 1] > _ILL:
+        if n_p == 3:
+            _matvec3(wf, mi[W_LU0], rhs, dx)
+        else:
+            for i in range(n_p):
+                wf[dx + i] = wf[rhs + i]
+            _lu_solve(wf, wi, mi[W_LU0], mi[I_PIV0], n_p, dx)
+    else:
+        _passive_block(mi, wf, sl, mi[W_JP])
+        _solve_passive(mi, wf, wi, mi[W_JP], rhs, 0.0, dx)
+    for m in range(n_p):
+        wf[qp + mi[o_pas + m]] += wf[dx + m]
+
+
+@_compiled
+def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
+    """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: tangent
+    predictor, corrector, branch check, step bisection (``sweep._continue`` without recursion).
+    Result in slot sl (may equal s0). ``cached``: see :func:`_predict`."""
+    n_q, n_a, max_depth = mi[H_NQ], mi[H_NA], mi[H_MAXD]
+    ac, qp, sta, std = mi[W_AC], mi[W_QP], mi[W_STA], mi[I_STD]
+    s_c = _rt(mi, SL_C)
+    cur = s0  # the state continued from (copied first when the result overwrites it)
+    if s0 == sl:
+        _copy_slot(mi, wf, s_c, s0)
+        cur = s_c
+    qo = _qo(mi, sl)
+    for m in range(n_a):
+        wf[ac + m] = a0[m]
+        wf[sta + m] = a1[m]
+    wi[std] = 0
+    top = 1
+    first = cached
+    while top > 0:
+        at = wf[sta + (top - 1) * n_a:sta + top * n_a]
+        dep = wi[std + top - 1]
+        _predict(mi, wf, wi, wf[ac:ac + n_a], at, cur, first)
+        first = False
+        st = _solve(mi, mf, wf, wi, at, wf[qp:qp + n_q], tol, max_iter, sl)
+        qc = _qo(mi, cur)
+        moved = 0.0
+        dev = 0.0
+        for k in range(n_q):
+            moved = max(moved, abs(wf[qp + k] - wf[qc + k]))
+            dev = max(dev, abs(wf[qo + k] - wf[qp + k]))
+        if st == CONVERGED and not dev > 0.3 * moved + 1e-8:
+            if top == 1:  # done: the result is in slot sl
+                return CONVERGED
+            for m in range(n_a):
+                wf[ac + m] = at[m]
+            _copy_slot(mi, wf, s_c, sl)
+            cur = s_c
+            top -= 1
+            continue
+        if dep >= max_depth:
+            return BRANCH_JUMP if st == CONVERGED else st
+        wi[std + top - 1] = dep + 1
+        for m in range(n_a):
+            wf[sta + top * n_a + m] = 0.5 * (wf[ac + m] + at[m])
+        wi[std + top] = dep + 1
+        top += 1
+    return CONVERGED
+
+
+@_compiled
+def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
+    """Try the cheap step from point i - 1 (slot sp; LU0 holds its J_p factors, from
+    :func:`_diagnose`) to inputs a; result in slot sl. Returns False (nothing decided) when
+    it does not apply or does not converge at once; the caller then runs :func:`_continue`.
+
+    Predictor: the tangent one (as ``_continue``) plus the quadratic term through point
+    i - 2 (q_pp at inputs a_pp): error O(h^3) instead of O(h^2) (~1e-9 rad at 0.1 deg steps
+    of the four-bar). Corrector: one chord step dx = -J_p(q_{i-1})^-1 r(q_pred). The residual
+    after it is taken from the linear model r(q_pred) + J(q_pred) dx, exact up to the Taylor
+    remainder |r''| |dx|^2 / 2; the step is accepted only when |dx| <= 1e-7 (remainder below
+    ~1e-13 of the mechanism size) and that residual meets half the tolerance, and when the
+    result passes the same branch check as ``_continue`` (against the tangent predictor). The
+    point then carries J(q_pred) (relative difference to J(q) ~|dx|) for its condition number
+    and the next predictor. One evaluation per point instead of two (plus an inverse)."""
+    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    info = mi[W_INFO0]
+    if not (wf[info] != 0.0 and wf[info + 1] > _ILL):
+        return False
+    da2, dd = 0.0, 0.0  # the previous input step must be rho times this one
+    for m in range(n_a):
+        da = a[m] - a_p[m]
+        da2 += da * da
+        dd += da * (a_p[m] - a_pp[m])
+    if not da2 > 0.0:
+        return False
+    rho = dd / da2
+    if not (0.25 <= rho <= 4.0):
+        return False
+    for m in range(n_a):
+        if abs((a_p[m] - a_pp[m]) - rho * (a[m] - a_p[m])) > 1e-9 * math.sqrt(da2):
+            return False
+    o_pas, o_act, o_scale = mi[O_PASSIVE], mi[O_ACT], mi[O_SCALE]
+    qp, qo, ro, jp, jo = _qo(mi, sp), _qo(mi, sl), _ro(mi, sl), _jo(mi, sp), _jo(mi, sl)
+    rhs, dx = mi[W_RHS], mi[W_DX]
+    q1 = mi[W_QP]  # the tangent predictor
+    for i in range(n_c):
+        t = 0.0
+        for m in range(n_a):
+            t += wf[jp + i * n_q + mi[o_act + m]] * (a[m] - a_p[m])
+        wf[rhs + i] = -t
+    _cached_solve(mi, wf, wi, rhs, dx)
+    for k in range(n_q):
+        wf[q1 + k] = wf[qp + k]
+    for m in range(n_a):
+        wf[q1 + mi[o_act + m]] = a[m]
+    for k in range(n_q):
+        wf[qo + k] = wf[q1 + k]
+    for m in range(n_p):
+        p = mi[o_pas + m]
+        wf[q1 + p] += wf[dx + m]
+        wf[qo + p] = wf[q1 + p] + (q_pp[p] - wf[qp + p] + rho * wf[dx + m]) / (rho * rho)
+    _eval(mi, mf, wf, sl, _rt(mi, 1) == 1)
+    for i in range(n_c):
+        wf[rhs + i] = -wf[ro + i]
+    _cached_solve(mi, wf, wi, rhs, dx)
+    for m in range(n_p):
+        if not abs(wf[dx + m]) <= 1e-7:  # (False for NaN too)
+            return False
+        wf[qo + mi[o_pas + m]] += wf[dx + m]
+    for i in range(n_c):  # r(q) ~ r(q_pred) + J(q_pred) dx
+        t = wf[ro + i]
+        for m in range(n_p):
+            t += wf[jo + i * n_q + mi[o_pas + m]] * wf[dx + m]
+        wf[ro + i] = t
+        if not abs(t * mf[o_scale + i]) <= 0.5 * tol:
+            return False
+    moved, dev = 0.0, 0.0
+    for k in range(n_q):
+        moved = max(moved, abs(wf[q1 + k] - wf[qp + k]))
+        dev = max(dev, abs(wf[qo + k] - wf[q1 + k]))
+    return not dev > 0.3 * moved + 1e-8
+
+
+@_compiled
+def _cached_solve(mi, wf, wi, b, x):
+    """x = J_p^-1 b with the factors left in LU0 by :func:`_diagnose` (x may not alias b)."""
+    n_p = mi[H_NP]
+    if n_p == 3:
+        _matvec3(wf, mi[W_LU0], b, x)
+    else:
+        for i in range(n_p):
+            wf[x + i] = wf[b + i]
+        _lu_solve(wf, wi, mi[W_LU0], mi[I_PIV0], n_p, x)
+
+
+# --- Hermite guesses between coarse points (as the numpy path makes them) -------------------------
+@_compiled
+def _tangent(mi, wf, wi, sl, dq, out):
+    """wf[out:] <- N(q) dq for the state in slot sl: the actuated rows dq, the passive ones
+    -J_p^-1 J_a dq (inverse, LU or pseudo-inverse: tangent_map's)."""
+    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    o_pas, o_act, jo, rhs, dx = mi[O_PASSIVE], mi[O_ACT], _jo(mi, sl), mi[W_RHS], mi[W_DX]
+    for i in range(n_c):
+        t = 0.0
+        for m in range(n_a):
+            t += wf[jo + i * n_q + mi[o_act + m]] * wf[dq + m]
+        wf[rhs + i] = -t
+    _passive_block(mi, wf, sl, mi[W_JP])
+    _solve_passive(mi, wf, wi, mi[W_JP], rhs, 0.0, dx)
+    for k in range(n_q):
+        wf[out + k] = 0.0
+    for m in range(n_a):
+        wf[out + mi[o_act + m]] = wf[dq + m]
+    for m in range(n_p):
+        wf[out + mi[o_pas + m]] = wf[dx + m]
+
+
+@_compiled
+def _hermite_setup(mi, mf, wf, wi, Qa, Qb, qa, qb, sl):
+    """Segment data of :func:`_hermite_guess` in W_HERM: q_a, q_b and the end tangents
+    N(q_a) dQ, N(q_b) dQ (dQ = Qb - Qa); evaluates J at q_b in slot sl."""
+    n_q, n_a = mi[H_NQ], mi[H_NA]
+    h, dq = mi[W_HERM], mi[W_DQ]
+    for m in range(n_a):
+        wf[dq + m] = Qb[m] - Qa[m]
+    for k in range(n_q):
+        wf[h + k] = qa[k]
+        wf[h + n_q + k] = qb[k]
+    _set_q(mi, wf, sl, qb)
+    _eval(mi, mf, wf, sl, _rt(mi, 1) == 1)
+    _tangent(mi, wf, wi, sl, dq, h + 3 * n_q)
+
+
+@_compiled
+def _hermite_guess(mi, wf, t):
+    """Cubic Hermite guess at fraction t of the segment into W_HERM + 4 n_q (sweep._hermite);
+    returns the span max|q_b - q_a| for the branch check."""
+    n_q = mi[H_NQ]
+    h = mi[W_HERM]
+    t2, t3 = t * t, t * t * t
+    h00, h10, h01, h11 = 2 * t3 - 3 * t2 + 1, t3 - 2 * t2 + t, -2 * t3 + 3 * t2, t3 - t2
+    span = 0.0
+    for k in range(n_q):
+        qa, qb, m0, m1 = wf[h + k], wf[h + n_q + k], wf[h + 2 * n_q + k], wf[h + 3 * n_q + k]
+        wf[h + 4 * n_q + k] = h00 * qa + h10 * m0 + h01 * qb + h11 * m1
+        span = max(span, abs(qb - qa))
+    return span
+
+
+# --- per-point diagnostics -----------------------------------------------------------------------
+@_compiled
+def _eig_sym3(a00, a01, a02, a11, a12, a22):
+    """Eigenvalues (largest, middle) of a symmetric 3x3 matrix, trigonometric closed form
+    (absolute accuracy a few ulp of the largest)."""
+    p1 = a01 * a01 + a02 * a02 + a12 * a12
+    q = (a00 + a11 + a22) / 3.0
+    b00, b11, b22 = a00 - q, a11 - q, a22 - q
+    p2 = b00 * b00 + b11 * b11 + b22 * b22 + 2.0 * p1
+    if not p2 > 0.0:
+        return q, q
+    p = math.sqrt(p2 / 6.0)
+    det = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02) + a02 * (a01 * a12 - b11 * a02)
+    h = min(1.0, max(-1.0, det / (2.0 * p * p * p)))
+    phi = math.acos(h) / 3.0
+    e1 = q + 2.0 * p * math.cos(phi)
+    e3 = q + 2.0 * p * math.cos(phi + 2.0943951023931957)
+    return e1, 3.0 * q - e1 - e3
+
+
+@_compiled
+def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
+    """Point i from slot sl: loop residuals, worst loop, condition number (2-norm) and det sign
+    of J_p; leaves the inverse (3 x 3) or LU factors of J_p in LU0 for the next predictor.
+
+    Condition number sigma_1 / sigma_3: for 3 x 3 (one planar loop)
+    ``lambda_1 sqrt(lambda_2) / |det J_p|`` with lambda_1 >= lambda_2 the two largest
+    eigenvalues of J_p^T J_p (closed form, accurate) and det J_p (relative accuracy
+    ~eps * condition, like an SVD's); by Jacobi SVD otherwise or when two singular values are
+    tiny."""
+    n_l, n_p = mi[H_NL], mi[H_NP]
+    ro = _ro(mi, sl)
+    best = 0
+    for l in range(n_l):
+        resid[i, l] = max(abs(wf[ro + 3 * l]), abs(wf[ro + 3 * l + 1]), abs(wf[ro + 3 * l + 2]))
+        if resid[i, l] > resid[i, best]:
+            best = l
+    worst[i] = best
+    Jp, lu0, info = mi[W_JP], mi[W_LU0], mi[W_INFO0]
+    jp, ra, ca = _passive_cols3(mi, sl) if n_p == 3 else (-1, 0, 0)
+    if jp < 0:  # J_p as a block (else read in place: rows ra, columns ca apart)
+        _passive_block(mi, wf, sl, Jp)
+        jp, ra, ca = Jp, n_p, 1
+    d3 = 0.0
+    if n_p == 3:
+        d3, ratio = _inv3(wf, jp, ra, ca, lu0)
+        sign = 0.0 if d3 == 0.0 else (1.0 if d3 > 0.0 else -1.0)
+    else:
+        for k in range(n_p * n_p):
+            wf[lu0 + k] = wf[Jp + k]
+        sign, ratio = _lu(wf, wi, lu0, mi[I_PIV0], n_p)
+    wf[info], wf[info + 1] = sign, ratio
+    det[i] = sign
+    if sign == 0.0:
+        cond[i] = np.inf
+        return
+    if n_p == 3:
+        c0 = (wf[jp], wf[jp + ra], wf[jp + 2 * ra])
+        c1 = (wf[jp + ca], wf[jp + ra + ca], wf[jp + 2 * ra + ca])
+        c2 = (wf[jp + 2 * ca], wf[jp + ra + 2 * ca], wf[jp + 2 * ra + 2 * ca])
+        e1, e2 = _eig_sym3(c0[0] * c0[0] + c0[1] * c0[1] + c0[2] * c0[2], c0[0] * c1[0] + c0[1] * c1[1] + c0[2] * c1[2],
+                           c0[0] * c2[0] + c0[1] * c2[1] + c0[2] * c2[2], c1[0] * c1[0] + c1[1] * c1[1] + c1[2] * c1[2],
+                           c1[0] * c2[0] + c1[1] * c2[1] + c1[2] * c2[2], c2[0] * c2[0] + c2[1] * c2[1] + c2[2] * c2[2])
+        if e2 > 1e-6 * e1:
+            cond[i] = e1 * math.sqrt(e2) / abs(d3)
+            return
+    Aw, sv = mi[W_AW], mi[W_SV]
+    for a in range(n_p):
+        for m in range(n_p):
+            wf[Aw + a * n_p + m] = wf[jp + a * ra + m * ca]
+    _svd(wf, Aw, mi[W_V], sv, n_p, _rt(mi, 0) == 1)
+    smax, smin = 0.0, np.inf
+    for m in range(n_p):
+        smax = max(smax, wf[sv + m])
+        smin = min(smin, wf[sv + m])
+    cond[i] = smax / smin if smin > 0.0 else np.inf
+
+
+@_compiled
+def _finish(mi, mf, wf, wi, Q, i, st, sl, q_out, resid, worst, cond, det):
+    """Store slot sl as point i and its diagnostics as the numpy path's final pass computes
+    them: a failed point is evaluated at its q with the actuated variables set to Q[i] (it may
+    hold an intermediate input)."""
+    qo = _qo(mi, sl)
+    for k in range(mi[H_NQ]):
+        q_out[i, k] = wf[qo + k]
+    if st != CONVERGED:
+        o_act = mi[O_ACT]
+        for m in range(mi[H_NA]):
+            q_out[i, mi[o_act + m]] = Q[i, m]
+        sl = _rt(mi, SL_X)
+        _set_q(mi, wf, sl, q_out[i])
+        _eval(mi, mf, wf, sl, _rt(mi, 1) == 1)
+    _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det)
+
+
+# --- the sweep -----------------------------------------------------------------------------------
+@_compiled
+def coarse_indices(Q, limit, idx):
+    """Same as ``sweep._coarse_indices``: fills idx (n + 1,) and returns the count."""
+    n, n_a = Q.shape
+    idx[0] = 0
+    cnt = 1
+    for i in range(1, n):
+        last = idx[cnt - 1]
+        far = False
+        for m in range(n_a):
+            if abs(Q[i, m] - Q[last, m]) > limit[m]:
+                far = True
+        if far and i - 1 > last:
+            idx[cnt] = i - 1
+            cnt += 1
+    if idx[cnt - 1] != n - 1:
+        idx[cnt] = n - 1
+        cnt += 1
+    return cnt
+
+
+@_compiled
+def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resid, worst, cond, det, reassembled):
+    """Continuation along Q (n, n_a) from the estimate q_start over the coarse points ``coarse``;
+    fills the outputs q (n, n_q), status, resid (n, n_loops), worst, cond, det sign, reassembled
+    flags. (mi, mf) from :func:`pack`, (wf, wi) from :func:`workspace`."""
+    n_q, n_a = mi[H_NQ], mi[H_NA]
+    qtrig, a_s, o_act = mi[W_QTRIG], mi[W_AS], mi[O_ACT]
+    for k in range(n_q):
+        wf[qtrig + k] = np.nan  # no cached cos / sin yet
+    for m in range(n_a):
+        wf[a_s + m] = q_start[mi[o_act + m]]
+    a_start = wf[a_s:a_s + n_a]
+    s1, s2, s_ok, yes, no = _rt(mi, SL_1), _rt(mi, SL_2), _rt(mi, SL_OK), _rt(mi, 1) == 1, _rt(mi, 0) == 1
+
+    # coarse pass (sweep.solve_sweep)
+    last_ok, prev = -1, -1
+    for ci in range(coarse.shape[0]):
+        c = coarse[ci]
+        if prev < 0:  # first point: assemble at the estimate's own inputs, then follow to Q[c]
+            st = _solve(mi, mf, wf, wi, a_start, q_start, tol, max_iter, s2)
+            if st == CONVERGED:
+                st = _continue(mi, mf, wf, wi, a_start, Q[c], s2, s1, tol, max_iter, no)
+            if st != CONVERGED:
+                st = _solve(mi, mf, wf, wi, Q[c], q_start, tol, max_iter, s1)
+        elif last_ok < 0:
+            st = _solve(mi, mf, wf, wi, Q[c], q_out[prev], tol, max_iter, s1)
+        else:
+            st = _continue(mi, mf, wf, wi, Q[last_ok], Q[c], s_ok, s1, tol, max_iter, no)
+        if st != CONVERGED and last_ok >= 0:  # restart from the last good configuration
+            if _solve(mi, mf, wf, wi, Q[c], q_out[last_ok], tol, max_iter, s2) == CONVERGED:
+                _copy_slot(mi, wf, s1, s2)
+                st = CONVERGED
+                reassembled[c] = True
+        status[c] = st
+        _finish(mi, mf, wf, wi, Q, c, st, s1, q_out, resid, worst, cond, det)
+        if st == CONVERGED:
+            last_ok = c
+            _copy_slot(mi, wf, s_ok, s1)
+        prev = c
+
+    # points between coarse points
+    skip = 0  # points to go before trying _fast_step again
+    for ci in range(coarse.shape[0] - 1):
+        a, b = coarse[ci], coarse[ci + 1]
+        if b - a < 2:
+            continue
+        ok_seg = status[a] == CONVERGED and status[b] == CONVERGED
+        cur = s1  # slot of the previous point; results alternate between s1 and s2
+        if ok_seg:
+            _hermite_setup(mi, mf, wf, wi, Q[a], Q[b], q_out[a], q_out[b], s2)
+            _set_q(mi, wf, cur, q_out[a])
+            _eval(mi, mf, wf, cur, yes)
+            # (the tangent at q_a, from the state in cur, completes the Hermite data)
+            _tangent(mi, wf, wi, cur, mi[W_DQ], mi[W_HERM] + 2 * n_q)
+        for i in range(a + 1, b):
+            nxt = s2 if cur == s1 else s1
+            if not ok_seg:
+                g = a if status[a] == CONVERGED else b
+                st = _solve(mi, mf, wf, wi, Q[i], q_out[g], tol, max_iter, nxt)
+            else:
+                fast = False
+                if skip > 0:
+                    skip -= 1
+                elif status[i - 1] == CONVERGED and i - 2 >= a and status[i - 2] == CONVERGED:
+                    # slot cur holds point i - 1 and LU0 its factors (i - 1 was diagnosed last)
+                    fast = _fast_step(mi, mf, wf, wi, Q[i - 2], Q[i - 1], Q[i], q_out[i - 2], cur, nxt, tol)
+                    if not fast:
+                        skip = 16  # steps too large for it here: do not waste evaluations
+                if fast:
+                    st = CONVERGED
+                else:  # the numpy path's way: Hermite guess, corrector, branch check against the
+                    # guess; continuation from the left neighbour when that fails
+                    span = _hermite_guess(mi, wf, (i - a) / (b - a))
+                    guess = mi[W_HERM] + 4 * n_q
+                    st = _solve(mi, mf, wf, wi, Q[i], wf[guess:guess + n_q], tol, max_iter, nxt)
+                    qn = _qo(mi, nxt)
+                    dev = 0.0
+                    for k in range(n_q):
+                        dev = max(dev, abs(wf[qn + k] - wf[guess + k]))
+                    if st != CONVERGED or dev > 0.25 * span + 1e-6:
+                        if status[i - 1] == CONVERGED:
+                            st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, i - 1 > a)
+                        else:
+                            st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
+            status[i] = st
+            _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
+            cur = nxt

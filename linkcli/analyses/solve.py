@@ -168,8 +168,12 @@ def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray) 
             nxt = _fmt_inputs(mech, path[min(e.index + 1, len(path) - 1)])
             out.append(f"passes a singular configuration (dead centre or branch point) between {at} and {nxt}: "
                        "the branch after it may differ from the one before")
+        elif e.kind == "singular_point":
+            out.append(f"singular configuration (dead centre or branch point) at {at}: condition number "
+                       f"{e.detail:.3g}; the branch after it may differ from the one before")
         elif e.kind == "reassembled":
-            out.append(f"reassembled at {at} after points that could not be assembled: check the assembly branch")
+            out.append(f"the branch could not be followed to {at}; reassembled there from the last good "
+                       "configuration, possibly in another assembly mode: check the branch")
         elif e.kind == "branch_jump":
             out.append(f"branch could not be followed at {at}: the solver landed on another assembly branch")
     return out

@@ -38,9 +38,9 @@ def geometric_jacobian(mech: CompiledMechanism, q: np.ndarray, frame: str = "bas
     """Tool-point Jacobian with respect to ALL joint variables, ignoring loop closure:
     (..., 6, n_q) (planar (..., 3, n_q)). For a serial arm this is the classic geometric
     Jacobian."""
-    kin = tree_kinematics(mech, q)
+    kin = tree_kinematics(mech, q, jacobian_links=[mech.frame_link[mech.effector_frame]])
     T_tool = effector_pose(mech, kin.T_world_link)
-    J6 = _point_jacobian(kin.J_link[..., mech.frame_link[mech.effector_frame], :, :], T_tool[..., :3, 3])
+    J6 = _point_jacobian(kin.J_link[..., 0, :, :], T_tool[..., :3, 3])
     return _express(mech, J6, T_tool, frame)
 
 

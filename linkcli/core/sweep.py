@@ -45,8 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .assembly import assemble
 from .loop_closure import (ConfigurationResult, Status, _loop_plan, _residual_jacobian, _solve_configuration,
-                           length_scale, passive_indices, solve_configuration, tangent_map)
+                           condition_number, length_scale, passive_indices, solve_configuration, tangent_map)
 from .mechanism import CompiledMechanism
 
 #: sweeps this long use the compiled kernel when its numba cache exists (loading it costs
@@ -115,10 +116,28 @@ def _tangent(mech, q):
 _MAX_DEPTH = 10  # step bisections of one continuation step
 
 
-def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_DEPTH):
-    """Follow the branch from (a0, q0) to input a1. Returns (q1, status)."""
-    N0 = _tangent(mech, q0)
-    q_pred = q0 + N0 @ (a1 - a0)
+#: condition number of J_p above which the tangent at a point is not trusted (a dead centre or
+#: branch point: the tangent map's pseudo-inverse picks an arbitrary direction there)
+_SINGULAR_CONDITION = 1e8
+
+
+def _predict(mech, a0, q0, a1, prev):
+    """Predicted configuration at input a1 from (a0, q0): the tangent, or, where J_p is
+    (nearly) singular and an earlier point ``prev = (a, q)`` on the branch is known, the secant
+    through it, which carries the branch straight through a branch point."""
+    J = _residual_jacobian(mech, q0)[1]
+    if prev is not None and condition_number(J[:, passive_indices(mech)]) > _SINGULAR_CONDITION:
+        a_p, q_p = prev
+        da = a0 - a_p
+        scale = float(da @ (a1 - a0)) / float(da @ da) if float(da @ da) > 0 else 0.0
+        return q0 + (q0 - q_p) * scale
+    return q0 + tangent_map(mech, J) @ (a1 - a0)
+
+
+def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_DEPTH, prev=None):
+    """Follow the branch from (a0, q0) to input a1 (``prev``: an earlier point on the branch,
+    for the secant predictor at singular points). Returns (q1, status)."""
+    q_pred = _predict(mech, a0, q0, a1, prev)
     q1, st = _solve_one(mech, a1, q_pred, tol)
     moved = np.abs(q_pred - q0).max()
     jump = np.abs(q1 - q_pred).max() > 0.3 * moved + 1e-8
@@ -127,21 +146,23 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
     if depth >= max_depth:
         return q1, (Status.BRANCH_JUMP if st == Status.CONVERGED else st)
     am = 0.5 * (a0 + a1)
-    qm, stm = _continue(mech, a0, q0, am, tol, depth + 1, max_depth)
+    qm, stm = _continue(mech, a0, q0, am, tol, depth + 1, max_depth, prev)
     if stm != Status.CONVERGED:
         return qm, stm
-    return _continue(mech, am, qm, a1, tol, depth + 1, max_depth)
+    return _continue(mech, am, qm, a1, tol, depth + 1, max_depth, (a0, q0))
 
 
 def _first_point(mech, a, q_start, tol):
-    """Assemble at the estimate's own actuated values (the assembly mode the user chose), then
-    follow that branch to the first input; plain Newton from the estimate if that fails."""
-    q0, st = _solve_one(mech, q_start[mech.q_actuated], q_start, tol)
-    if st == Status.CONVERGED:
-        q1, st1 = _continue(mech, q_start[mech.q_actuated], q0, a, tol)
+    """Assemble at the estimate's own actuated values (the assembly mode the user chose; seeded
+    restarts when Newton from a poor estimate stalls), then follow that branch to the first
+    input; plain assembly at the first input if that fails."""
+    start = assemble(mech, q_start[mech.q_actuated], q_start, tol=tol)
+    if start.status == Status.CONVERGED:
+        q1, st1 = _continue(mech, q_start[mech.q_actuated], start.q, a, tol)
         if st1 == Status.CONVERGED:
             return q1, st1
-    return _solve_one(mech, a, q_start, tol)
+    res = assemble(mech, a, q_start, tol=tol)
+    return res.q, int(res.status)
 
 
 def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, *, tol: float = 1e-10,
@@ -165,14 +186,15 @@ def _solve_sweep_numpy(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.n
     status = np.zeros(n, dtype=int)
     coarse = _coarse_indices(Q_act, _input_step_limit(mech, max_step))
     events: list[SweepEvent] = []
-    q_prev, last_ok = None, None
+    q_prev, last_ok, prev_ok = None, None, None
     for c in coarse:
         if q_prev is None:
             q[c], status[c] = _first_point(mech, Q_act[c], q_start, tol)
         elif last_ok is None:
             q[c], status[c] = _solve_one(mech, Q_act[c], q_prev, tol)
         else:
-            q[c], status[c] = _continue(mech, Q_act[last_ok], q[last_ok], Q_act[c], tol)
+            prev = (Q_act[prev_ok], q[prev_ok]) if prev_ok is not None else None
+            q[c], status[c] = _continue(mech, Q_act[last_ok], q[last_ok], Q_act[c], tol, prev=prev)
         if status[c] != Status.CONVERGED and last_ok is not None:
             # try a plain restart from the last good configuration: the mechanism may have
             # passed a limit position; a restart may land on another branch, so say so
@@ -181,7 +203,7 @@ def _solve_sweep_numpy(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.n
                 q[c], status[c] = q_r, st_r
                 events.append(SweepEvent(int(c), "reassembled"))
         if status[c] == Status.CONVERGED:
-            last_ok = c
+            prev_ok, last_ok = last_ok, c
         q_prev = q[c]
     _fill_between(mech, Q_act, q, status, coarse, tol)
     # final residuals and conditions
@@ -382,7 +404,14 @@ def _events(mech, status, residual, worst_loop, condition, det_sign) -> list[Swe
         if i == 0 or ok[i - 1]:
             kind = "branch_jump" if status[i] == Status.BRANCH_JUMP else "no_assembly"
             events.append(SweepEvent(int(i), kind, int(worst_loop[i]), float(residual[i].max(initial=0))))
+    crossings = set()
     if det_sign is not None:
         flips = np.flatnonzero(ok[:-1] & ok[1:] & (det_sign[:-1] * det_sign[1:] < 0))
         events += [SweepEvent(int(i), "singular_crossing", -1, float(condition[i])) for i in flips]
+        crossings = {int(i) for i in flips} | {int(i) + 1 for i in flips}
+    # points that sit on a singular configuration (a grid point exactly at a dead centre or
+    # branch point: no sign change is seen there); one event per run of such points
+    near = ok & (condition > _SINGULAR_CONDITION)
+    starts = np.flatnonzero(near & ~np.r_[False, near[:-1]])
+    events += [SweepEvent(int(i), "singular_point", -1, float(condition[i])) for i in starts if int(i) not in crossings]
     return events

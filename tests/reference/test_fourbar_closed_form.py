@@ -105,3 +105,16 @@ def test_transmission_angle_closed_form():
     ((4, 3, 2, 3.5), "double-rocker"), ((4, 3, 1.5, 2), "triple-rocker"), ((2, 1, 2, 1), "change-point"), ((4, 3.5, 3, 1), "rocker-crank")])
 def test_grashof_classes(lengths, expected):
     assert grashof_class(*lengths) == expected
+
+
+def test_parallelogram_keeps_its_branch_through_the_change_point():
+    """A parallelogram (ground = coupler, crank = rocker) has change points at 0 and 180 deg
+    where the open and crossed branches meet. Following the open branch, the coupler stays
+    parallel to the ground: A = -crank exactly. The singular point is reported."""
+    mech = mech_from_yaml(fourbar_yaml(3, 1, 3, 1, assembly="{crank_pin: 0.5, A: -0.5, B: 0.5, O4: -0.5}"))
+    theta = np.radians(np.arange(10, 351, 5.0))  # lands exactly on 180 deg
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    assert np.all(res.status == Status.CONVERGED)
+    np.testing.assert_allclose(res.q[:, 1], -theta, atol=1e-8)
+    at = [theta[e.index] for e in res.events if e.kind in ("singular_point", "singular_crossing")]
+    assert at and all(abs(np.degrees(a) - 180) <= 5 for a in at)

@@ -29,11 +29,13 @@ Non-finite floats (NaN, +-inf) are ``null`` in ``data`` (JSON has no such number
 
 from __future__ import annotations
 
+import contextlib
+
 import io
 import json
 import os
 import tempfile
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterator
 
 import numpy as np
 
@@ -97,25 +99,30 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write(path, lambda fh: fh.write(text))
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -> None:
-    """Call ``write(fh)`` on a temporary text file next to ``path``, fsync it and rename it
-    over ``path``. On any exception the temporary file is removed and ``path`` is unchanged."""
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
+    """Yield a temporary file path next to ``path``; when the block ends normally the file is
+    fsynced and renamed over ``path``; on any exception it is removed and ``path`` is unchanged.
+    OS errors become :class:`OutputError` naming the file."""
     target = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise OutputError(f"cannot write '{os.fspath(path)}': it is a directory")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix, dir=directory)
     except FileNotFoundError:
         raise OutputError(f"cannot write '{os.fspath(path)}': directory '{directory}' does not exist; "
                           "create it first") from None
     except OSError as exc:
         raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from None
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException as exc:
@@ -127,6 +134,14 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -> No
             raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from exc
         raise
     _fsync_directory(directory)
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -> None:
+    """Call ``write(fh)`` on a temporary text file next to ``path``, fsync it and rename it
+    over ``path``. On any exception the temporary file is removed and ``path`` is unchanged."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            write(fh)
 
 
 def _mode_for(target: str) -> int:
@@ -242,5 +257,5 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
     return table
 
 
-__all__ = ["OutputError", "FORMATS", "format_for", "write_table", "dump_table", "table_to_string",
+__all__ = ["OutputError", "atomic_path", "FORMATS", "format_for", "write_table", "dump_table", "table_to_string",
            "atomic_write", "atomic_write_text", "read_table_json"]

@@ -9,7 +9,6 @@ stroke, so only positions change; the artists drawn for the first frame are move
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -104,7 +103,10 @@ def animate(mech: CompiledMechanism, q: np.ndarray, path: str | os.PathLike, *, 
                 update(k)
                 writer.grab_frame()
 
-    _save_atomic(write_frames, path, fmt)
+    from ..io.writers import atomic_path
+
+    with atomic_path(path, suffix=f".{fmt}") as tmp:
+        write_frames(tmp)
     return len(scenes)
 
 
@@ -117,29 +119,6 @@ def _freeze_layout(fig, dpi: float) -> None:
     fig.set_dpi(dpi)
     fig.canvas.draw()
     fig.set_layout_engine("none")
-
-
-def _save_atomic(write, path, fmt: str) -> None:
-    from ..io.writers import OutputError
-
-    target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    if not os.path.isdir(directory):
-        raise OutputError(f"cannot write '{os.fspath(path)}': directory '{directory}' does not exist; create it first")
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=f".{fmt}", dir=directory)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from exc
-        raise
 
 
 __all__ = ["ANIMATION_FORMATS", "check_animation_path", "animation_frames", "animate"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -44,31 +43,11 @@ def check_figure_path(path: str | os.PathLike, formats: Sequence[str] = FIGURE_F
 def save_figure(fig, path: str | os.PathLike, dpi: float = 100) -> None:
     """Write the figure to ``path`` (format from the extension) atomically: a temporary file in
     the same directory renamed over the target, so a failed write leaves no partial picture."""
-    from ..io.writers import OutputError
+    from ..io.writers import atomic_path
 
     fmt = check_figure_path(path)
-    target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=f".{fmt}", dir=directory)
-    except FileNotFoundError:
-        raise OutputError(f"cannot write '{os.fspath(path)}': directory '{directory}' does not exist; "
-                          "create it first") from None
-    except OSError as exc:
-        raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=fmt, dpi=dpi, metadata=_metadata(fmt))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from exc
-        raise
+    with atomic_path(path, suffix=f".{fmt}") as tmp:
+        fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_metadata(fmt))
 
 
 def _metadata(fmt: str) -> dict:

@@ -17,7 +17,7 @@ import numpy as np
 from .core import mechanism as cm
 from .core import transforms as tf
 from .model import mechanism as mm
-from .model.checks import all_links, dh_joint_name, dh_link_name, inertia_matrix, variable_names
+from .model.checks import dh_joint_name, dh_link_name, inertia_matrix, variable_names
 
 LENGTH_SCALE = {"m": 1.0, "cm": 0.01, "mm": 0.001, "in": 0.0254, "ft": 0.3048}
 ANGLE_SCALE = {"deg": math.pi / 180.0, "rad": 1.0}

@@ -97,6 +97,16 @@ def actuated_values(mech: CompiledMechanism, values: dict[str, float], option: s
     return out
 
 
+def format_inputs(mech: CompiledMechanism, a: np.ndarray, digits: int = 6) -> str:
+    """``crank = 30 deg, slide = 0.2 m``: actuated values (n_act,) SI in the file's units."""
+    parts = []
+    for k, i in enumerate(mech.q_actuated):
+        rot = mech.q_is_rotation[i]
+        value = a[k] / (mech.angle_scale if rot else mech.length_scale)
+        parts.append(f"{mech.q_names[i]} = {value:.{digits}g} {mech.angle_unit if rot else mech.length_unit}")
+    return ", ".join(parts)
+
+
 def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], mode: str):
     """Actuated values (n, n_act) SI along the sweep, in solve order, and ``order`` such that
     ``path[order]`` gives the rows in output order (grids are solved in serpentine order so

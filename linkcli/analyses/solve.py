@@ -22,7 +22,7 @@ from ..core.velocity import frame_motion, joint_accelerations, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable
-from .inputs import Sweep, actuated_values, sweep_path
+from .inputs import Sweep, actuated_values, format_inputs, sweep_path
 
 
 @dataclass(frozen=True)
@@ -146,26 +146,17 @@ def _add_frames(table, mech, frames, T_frames, q, qd, qdd, ok, o) -> None:
                 table.add_length(name, f"a{axis}", np.where(ok, a[:, f, k], np.nan), per="s^2")
 
 
-def _fmt_inputs(mech: CompiledMechanism, a: np.ndarray) -> str:
-    parts = []
-    for k, i in enumerate(mech.q_actuated):
-        rot = mech.q_is_rotation[i]
-        value = a[k] / (mech.angle_scale if rot else mech.length_scale)
-        parts.append(f"{mech.q_names[i]} = {value:.6g} {mech.angle_unit if rot else mech.length_unit}")
-    return ", ".join(parts)
-
-
 def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray) -> list[str]:
     """Human messages for sweep events, with inputs in file units."""
     out = []
     for e in res.events:
-        at = _fmt_inputs(mech, path[e.index])
+        at = format_inputs(mech, path[e.index])
         if e.kind == "no_assembly":
             loop = mech.joint_names[mech.loop_joint[e.loop]] if mech.n_loops else "?"
             out.append(f"cannot assemble at {at}: loop closed by joint {loop} keeps a residual of {e.detail:.3g} "
                        "(m or rad); the links cannot reach (a limit position of the input lies before this point)")
         elif e.kind == "singular_crossing":
-            nxt = _fmt_inputs(mech, path[min(e.index + 1, len(path) - 1)])
+            nxt = format_inputs(mech, path[min(e.index + 1, len(path) - 1)])
             out.append(f"passes a singular configuration (dead centre or branch point) between {at} and {nxt}: "
                        "the branch after it may differ from the one before")
         elif e.kind == "singular_point":

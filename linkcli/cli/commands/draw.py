@@ -49,6 +49,7 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
     from linkcli.analyses.inputs import actuated_values, parse_assignment
     from linkcli.core.loop_closure import Status
     from linkcli.plot.figures import check_figure_path, mechanism_figure, save_figure
+    from linkcli.analyses.inputs import format_inputs
     from linkcli.plot.scene import build_scene, configuration_at
 
     check_figure_path(output)
@@ -58,7 +59,7 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
     values = dict(parse_assignment(s, "--set") for s in set_ or [])
     a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])
     res = configuration_at(mech, a)
-    at = _inputs_text(mech, a)
+    at = format_inputs(mech, a, digits=4)
     if int(res.status) != Status.CONVERGED:
         loop = mech.joint_names[mech.loop_joint[int(res.worst_loop)]] if mech.n_loops else "?"
         echo_err(f"{file}: error: cannot assemble at {at}: loop closed by joint {loop} keeps a residual of "
@@ -71,15 +72,6 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
     save_figure(mechanism_figure(scene, labels=labels, view=view_angles, title=title), output, dpi=dpi)
     if not quiet:
         echo_err(f"wrote {output}")
-
-
-def _inputs_text(mech, a) -> str:
-    parts = []
-    for k, i in enumerate(mech.q_actuated):
-        rot = mech.q_is_rotation[i]
-        v = a[k] / (mech.angle_scale if rot else mech.length_scale)
-        parts.append(f"{mech.q_names[i]} = {v:.4g} {mech.angle_unit if rot else mech.length_unit}")
-    return ", ".join(parts)
 
 
 def register(app: typer.Typer) -> None:

@@ -46,10 +46,9 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
          view: ViewOption = None, dpi: DpiOption = 100.0, quiet: QuietOption = False) -> None:
     """Draw the mechanism at one configuration: links, joints, sliders, ground; spatial
     mechanisms in 3-D. Example: linkcli draw mechanisms/fourbar.yaml --set crank_pin=30 -o fourbar.png"""
-    from linkcli.analyses.inputs import actuated_values, parse_assignment
+    from linkcli.analyses.inputs import actuated_values, format_inputs, parse_assignment
     from linkcli.core.loop_closure import Status
     from linkcli.plot.figures import check_figure_path, mechanism_figure, save_figure
-    from linkcli.analyses.inputs import format_inputs
     from linkcli.plot.scene import build_scene, configuration_at
 
     check_figure_path(output)

@@ -52,3 +52,15 @@ def maybe_njit(f: F | None = None, *, inline: bool = False):
         return _numba.njit(cache=True, inline="always" if inline else "never")(g)
 
     return wrap if f is None else wrap(f)
+
+
+def numba_cache_exists(module_file: str, pattern: str) -> bool:
+    """numba's on-disk cache files matching ``pattern`` (e.g. ``"integrator.*.nbi"``) exist for
+    the kernels of ``module_file`` (next to it, or under NUMBA_CACHE_DIR). Found without
+    importing numba; used to decide on / announce a first-run compilation."""
+    from pathlib import Path
+
+    if any((Path(module_file).parent / "__pycache__").glob(pattern)):
+        return True
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    return bool(custom) and any(Path(custom).rglob(pattern))

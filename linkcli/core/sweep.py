@@ -41,7 +41,6 @@ import importlib.util
 import os
 import weakref
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -227,13 +226,10 @@ def _jit_available() -> bool:
 
 
 def _kernel_cached() -> bool:
-    """numba's on-disk cache of the sweep kernel exists (next to the module, or under
-    NUMBA_CACHE_DIR), found without importing numba."""
-    pattern = "planar_kernel.sweep-*.nbi"
-    if any((Path(__file__).parent / "__pycache__").glob(pattern)):
-        return True
-    custom = os.environ.get("NUMBA_CACHE_DIR")
-    return bool(custom) and any(Path(custom).rglob(pattern))
+    """numba's on-disk cache of the sweep kernel exists (found without importing numba)."""
+    from .jit import numba_cache_exists
+
+    return numba_cache_exists(__file__, "planar_kernel.sweep-*.nbi")
 
 
 def _use_compiled(mech: CompiledMechanism, n: int) -> bool:

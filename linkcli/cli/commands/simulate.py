@@ -53,6 +53,8 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     req = replace(req, **overrides,
                   set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
+    if not quiet:
+        _announce_first_compile()
     with _progress(req.t_end, quiet) as progress:
         outcome = run_simulate(mech, req, loaded, progress)
     if not quiet:
@@ -69,6 +71,15 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     if not quiet:
         _print_summary(outcome.summary)
     finish(0 if outcome.ok else 1, 1, quiet=quiet, what="simulations", first_failure=outcome.summary.get("message", ""))
+
+
+def _announce_first_compile() -> None:
+    """Say so when this run will compile the dynamics kernels (first run after installing)."""
+    from linkcli.core import jit
+    from linkcli.core.dynamics import integrator
+
+    if jit.jit_enabled() and not jit.numba_cache_exists(integrator.__file__, "integrator.*.nbi"):
+        echo_err("compiling the dynamics kernels (first run after installing linkcli: about 20 s, cached afterwards)")
 
 
 class _progress:

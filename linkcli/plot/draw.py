@@ -214,12 +214,7 @@ def set_limits(ax, scene: Scene, extra: np.ndarray | None = None, margin: float 
                view: tuple[float, float] | None = None) -> None:
     """Equal axes around the scene (and ``extra`` points, e.g. a path or every animation
     frame) with a margin; 3-D axes get a cube and the ``view`` (elevation, azimuth in deg)."""
-    b = scene.bounds()
-    if extra is not None:
-        e = np.asarray(extra, float).reshape(-1, 3)
-        e = e[np.all(np.isfinite(e), axis=1)]
-        if len(e):
-            b = np.stack([np.minimum(b[0], e.min(axis=0)), np.maximum(b[1], e.max(axis=0))])
+    b = scene.bounds(extra)
     span = b[1] - b[0]
     if scene.planar:
         pad = margin * max(span[0], span[1], scene.size * 0.1)

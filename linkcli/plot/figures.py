@@ -65,12 +65,7 @@ def _metadata(fmt: str) -> dict:
 def _scene_figsize(scene: Scene, extra: np.ndarray | None = None) -> tuple[float, float]:
     if not scene.planar:
         return (6.4, 5.6)
-    b = scene.bounds()
-    if extra is not None:
-        e = np.asarray(extra, float).reshape(-1, 3)
-        e = e[np.all(np.isfinite(e), axis=1)]
-        if len(e):
-            b = np.stack([np.minimum(b[0], e.min(axis=0)), np.maximum(b[1], e.max(axis=0))])
+    b = scene.bounds(extra)
     span = np.maximum(b[1] - b[0], 1e-12)
     ratio = float(np.clip(span[1] / span[0], 0.35, 1.6))
     return (6.4, 1.0 + 5.2 * ratio)

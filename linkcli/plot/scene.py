@@ -120,11 +120,18 @@ class Scene:
         parts += [self.effector[None]]
         return np.concatenate([np.asarray(p, float).reshape(-1, 3) for p in parts])
 
-    def bounds(self) -> np.ndarray:
-        """(2, 3) lower and upper corner of everything drawn (joint circles included)."""
+    def bounds(self, extra: np.ndarray | None = None) -> np.ndarray:
+        """(2, 3) lower and upper corner of everything drawn (joint circles included) and of the
+        finite ``extra`` points (..., 3), e.g. a traced path or every animation frame."""
         p = self.all_points()
         r = self.joint_radius
-        return np.stack([np.nanmin(p, axis=0) - r, np.nanmax(p, axis=0) + r])
+        b = np.stack([np.nanmin(p, axis=0) - r, np.nanmax(p, axis=0) + r])
+        if extra is not None:
+            e = np.asarray(extra, float).reshape(-1, 3)
+            e = e[np.all(np.isfinite(e), axis=1)]
+            if len(e):
+                b = np.stack([np.minimum(b[0], e.min(axis=0)), np.maximum(b[1], e.max(axis=0))])
+        return b
 
 
 # --- points on links, batched --------------------------------------------------------------------

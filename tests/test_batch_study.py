@@ -85,7 +85,7 @@ def test_path_problems(path, message, hint):
 
 # -- sampling ----------------------------------------------------------------------------------------------
 def study(**kw):
-    from linkcli.model.jobs import Study
+    from linkcli.model.study import Study
 
     return Study.model_validate(kw)
 

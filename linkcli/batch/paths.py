@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..errors import format_key_path
 from ..model.base import closest, keys_at
-from ..model.jobs import parse_parameter_path
+from ..model.study import parse_parameter_path
 from ..model.mechanism import Mechanism
 
 _MISSING = object()

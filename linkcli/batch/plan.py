@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import Diagnostic, MechanismFileError
-from ..model.jobs import Check, JobFile, Study
+from ..model.jobs import Check, JobFile
+from ..model.study import Study
 from .paths import ParameterPath, PathProblem, check_settable, nominal_number
 from .worker import ERROR, INVALID, JobSpec, Source, UnitResult
 

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..analyses.inputs import Sweep
-from ..model.jobs import Study
+from ..model.study import Study
 
 
 def parameter_axes(study: Study) -> list[list[Any]]:

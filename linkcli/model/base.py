@@ -12,8 +12,14 @@ import math
 from types import UnionType
 from typing import Annotated, Any, Callable, Iterable, Iterator, Sequence, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError, WrapValidator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WrapValidator
 from pydantic_core import PydanticCustomError
+
+
+#: strict numbers (no strings, no bools, finite) shared by every model of the format
+Num = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+NonNeg = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+Pos = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 
 
 def located_error(message: str, *, sub: Sequence[str | int] = (), hint: str = "") -> PydanticCustomError:

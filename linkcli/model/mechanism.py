@@ -11,11 +11,8 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationInfo, model_validator
 
-from .base import Strict, located_error, numbers_or_lists
+from .base import NonNeg, Num, Pos, Strict, located_error, numbers_or_lists
 
-Num = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-NonNeg = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
-Pos = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 Vec = list[Num]
 #: ``yes``/``on`` are text, not booleans (the YAML reader follows YAML 1.2): only true/false

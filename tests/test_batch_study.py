@@ -278,3 +278,23 @@ def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
     peaks = [float(rows[0]["peak [N m]"]), float(rows[2]["peak [N m]"])]
     assert all(p > 0 for p in peaks) and peaks[0] != peaks[1]
     assert rows[1]["peak [N m]"] == "nan"
+
+
+def test_mechanism_file_with_its_own_study(tmp_path):
+    """A `study:` block in a mechanism file runs with `linkcli batch FILE`; the variants are the
+    file without the block, and each variant's crank length shows in the study table."""
+    from typer.testing import CliRunner
+
+    text = (REPO / "mechanisms" / "fourbar.yaml").read_text(encoding="utf-8")
+    text = text.replace("analysis:", "study:\n  method: grid\n  parameters:\n    links.crank.frames.A[0]: "
+                        "{values: [0.9, 1.0, 1.1]}\n  output: crank_study.csv\nanalysis:", 1)
+    path = tmp_path / "fourbar_study.yaml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["batch", str(path), "--out-dir", str(out), "--jobs", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO((out / "crank_study.csv").read_text())))
+    assert len(rows) == 3
+    assert [float(r["links.crank.frames.A[0]"]) for r in rows] == [0.9, 1.0, 1.1]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["jobs"][0]["study"]["variants"] == 3

@@ -141,8 +141,9 @@ def _job_diag(job_file: str, smap, key_path: tuple, message: str, hint: str = ""
 
 
 def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "csv", job_file: str | None = None,
-               smap=None) -> list[UnitPlan]:
-    """Units of one job (a JobBase model)."""
+               smap=None, variants: int | None = None) -> list[UnitPlan]:
+    """Units of one job (a JobBase model). A mechanism file with its own ``study:`` block runs
+    that study when the job gives none (``variants`` overrides its count)."""
     files = _expand(base, job.files)
     uids = _unit_ids(job_name, [f for _, f, _ in files])
     several = len(files) > 1
@@ -167,26 +168,47 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
             continue
         if job.study is not None:
             unit.data, unit.smap = data, unit_smap
-            _plan_study(unit, job_name, job.study, job_file, smap)
+            _plan_study(unit, job.study, job_file or "<command line>", smap, ("jobs", job_name, "study"))
+        elif isinstance(data, dict) and "study" in data:
+            _plan_file_study(unit, data, unit_smap, variants)
     return units
 
 
-def _plan_study(unit: UnitPlan, job_name: str, study: Study, job_file: str | None, smap) -> None:
-    """Check the parameter paths against the document (problems -> the unit fails)."""
+def _plan_file_study(unit: UnitPlan, data: dict, smap, variants: int | None) -> None:
+    """The mechanism file's own ``study:`` block (when the job gives none): validated with the
+    file, then planned like a job's study; variants are the document without the block."""
+    from ..io.loader import validate_document
+
+    try:
+        study = validate_document(data, smap, unit.file).model.study
+    except MechanismFileError as exc:
+        unit.done = _failed(unit.spec, unit.file, INVALID, exc.diagnostics[0].format(), exc.diagnostics)
+        return
+    if variants is not None and study.method in ("random", "lhs", "normal"):
+        study = study.model_copy(update={"variants": int(variants)})
+    if study.output:
+        unit.output = os.path.join(os.path.dirname(unit.output), study.output)
+    unit.study = study
+    unit.data, unit.smap = {k: v for k, v in data.items() if k != "study"}, smap
+    _plan_study(unit, study, unit.file, smap, ("study",))
+
+
+def _plan_study(unit: UnitPlan, study: Study, diag_file: str, smap, where: tuple) -> None:
+    """Check the parameter paths against the document (problems -> the unit fails); ``where``
+    is the key path of the study block in ``diag_file`` (a job file or the mechanism file)."""
     diags = []
     for key, p in study.parameters.items():
-        where = ("jobs", job_name, "study", "parameters", key)
+        at = where + ("parameters", key)
         param = ParameterPath.parse(key)
         try:
             check_settable(unit.data, param.keys)
         except PathProblem as exc:
-            diags.append(_job_diag(job_file or "<command line>", smap, where,
-                                   f"{exc.message} (in {unit.file})", exc.hint))
+            diags.append(_job_diag(diag_file, smap, at, f"{exc.message} (in {unit.file})", exc.hint))
             continue
         nominal = nominal_number(unit.data, param.keys)
         if study.method == "normal" and p.mean is None and nominal is None:
-            diags.append(_job_diag(job_file or "<command line>", smap, where,
-                                   f"{unit.file} has no number at {key} to vary about", "Give `mean:`."))
+            diags.append(_job_diag(diag_file, smap, at, f"{unit.file} has no number at {key} to vary about",
+                                   "Give `mean:`."))
         unit.params.append(param)
         unit.nominal.append(nominal)
     if diags:
@@ -207,7 +229,7 @@ def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants:
         out_dir = _display(base, model.out_dir) if model.out_dir else DEFAULT_OUT_DIR
     units = []
     for name, job in model.jobs.items():
-        units += plan_units(name, job, base=base, out_dir=out_dir, job_file=path, smap=smap)
+        units += plan_units(name, job, base=base, out_dir=out_dir, job_file=path, smap=smap, variants=variants)
     _check_outputs(units, out_dir, path, smap)
     return BatchPlan(units, out_dir, path, model.description)
 
@@ -238,7 +260,7 @@ def _with_variants(model: JobFile, n: int) -> JobFile:
 
 
 def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[Check] = (),
-               out_dir: str | None = None, fmt: str = "csv") -> BatchPlan:
+               out_dir: str | None = None, fmt: str = "csv", variants: int | None = None) -> BatchPlan:
     """The short form: each mechanism file is a job named after it, with the analysis' defaults."""
     from ..errors import AnalysisInputError
     from ..model.jobs import JacobianJob, SimulateJob, SolveJob
@@ -256,7 +278,7 @@ def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[C
         name = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
         job = cls.model_construct(files=[str(f)], analysis=analysis, options=cls.model_fields["options"].get_default(
             call_default_factory=True), figures=[], checks=list(checks), output=None, study=None, description="")
-        units += plan_units(name, job, base="", out_dir=out_dir, fmt=fmt)
+        units += plan_units(name, job, base="", out_dir=out_dir, fmt=fmt, variants=variants)
     return BatchPlan(units, out_dir)
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationInfo, model_validator
 
 from .base import NonNeg, Num, Pos, Strict, located_error, numbers_or_lists
+from .study import Study
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 Vec = list[Num]
@@ -284,4 +285,6 @@ class Mechanism(Strict):
     loads: dict[Name, Load] = Field(default_factory=dict)
     drivers: dict[Name, Driver] = Field(default_factory=dict)
     analysis: Analysis = Field(default_factory=Analysis)
+    #: a parameter study of this mechanism (paths into this file), run by `linkcli batch FILE`
+    study: Optional[Study] = None
     schema_: Optional[str] = Field(default=None, alias="$schema")

@@ -95,7 +95,7 @@ def _plan(files: list[Path], analysis, out_dir, checks, fmt, variants):
         return plan_job_file(names[0], out_dir, variants)
     if fmt not in ("csv", "json"):
         raise AnalysisInputError(f"--format must be csv or json, not {fmt!r}")
-    return plan_files(names, analysis or "solve", [parse_check(c) for c in checks or []], out_dir, fmt)
+    return plan_files(names, analysis or "solve", [parse_check(c) for c in checks or []], out_dir, fmt, variants)
 
 
 def _parses(read, name: str) -> bool:

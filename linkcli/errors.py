@@ -43,7 +43,7 @@ class Diagnostic:
     def format(self) -> str:
         text = f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.key}: {self.message}"
         if self.hint:
-            text = text.rstrip(".") + ". " + self.hint
+            text = text.rstrip(".") + ". " + self.hint[:1].upper() + self.hint[1:]
         return text
 
     def to_dict(self) -> dict:

@@ -559,12 +559,7 @@ def _predict(mi, wf, wi, a0, a1, sl, cached):
         wf[rhs + i] = -t
     info = mi[W_INFO0]
     if cached and wf[info] != 0.0 and wf[info + 1] > _ILL:
-        if n_p == 3:
-            _matvec3(wf, mi[W_LU0], rhs, dx)
-        else:
-            for i in range(n_p):
-                wf[dx + i] = wf[rhs + i]
-            _lu_solve(wf, wi, mi[W_LU0], mi[I_PIV0], n_p, dx)
+        _cached_solve(mi, wf, wi, rhs, dx)
     else:
         _passive_block(mi, wf, sl, mi[W_JP])
         _solve_passive(mi, wf, wi, mi[W_JP], rhs, 0.0, dx)

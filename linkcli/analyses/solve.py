@@ -87,16 +87,24 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
                            width=LIMIT_WIDTH * actuated_scale(mech), tol=req.tol)
     inv = np.argsort(o)  # solve index -> output row
     table.metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
+    named: set[str] = set()
     for loop in fourbar_loops(mech):
         mu = np.where(ok, transmission_angle(mech, loop, res.q), np.nan)
-        table.add_angle(mech.joint_names[loop.joints[2]], "transmission", mu[o])
+        # rings sharing their coupler-output joint (loops sharing a pin, e.g. a coupling rod
+        # over three wheels) are told apart by both coupler joints: pin2-pin3.transmission
+        entity = mech.joint_names[loop.joints[2]]
+        if entity in named:
+            entity = f"{mech.joint_names[loop.joints[1]]}-{entity}"
+        named.add(entity)
+        table.add_angle(entity, "transmission", mu[o])
         table.metadata.setdefault("fourbar_loops", []).append(_fourbar_record(mech, loop, limits))
     status_text = row_status(mech, path, res.status, res.residual, req.tol)
     table.add("", "status", "", status_text[o])
     for l, j in enumerate(mech.loop_joint):
         table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, l])
     table.add("", "condition", "", res.condition[o])
-    messages = sweep_messages(mech, res, path, status_text, limits) + limit_messages(mech, limits)
+    messages = (limit_warnings(mech, path, res.q, ok) + sweep_messages(mech, res, path, status_text, limits)
+                + limit_messages(mech, limits))
     table.metadata["events"] = messages
     table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True))}
     return SolveOutcome(table, int((~ok).sum()), messages)
@@ -254,3 +262,28 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
     if checks:
         rec["limit_checks"] = checks
     return rec
+
+
+def limit_warnings(mech: CompiledMechanism, path: np.ndarray, q: np.ndarray, ok: np.ndarray) -> list[str]:
+    """Joint values outside their ``limits``: an input the user gave (``path`` (n, n_act) SI) or
+    a passive joint the solution puts there (``q`` (n, n_q) SI at solved points ``ok``). One
+    line per joint naming it, its limits and the first offending value (file units)."""
+    out = []
+    scale = np.where(mech.q_is_rotation, mech.angle_scale, mech.length_scale)
+    unit = [mech.angle_unit if r else mech.length_unit for r in mech.q_is_rotation]
+    full = np.array(q, dtype=float)
+    full[:, mech.q_actuated] = path
+    rows = np.ones(len(full), dtype=bool)
+    for i in range(mech.n_q):
+        lo, hi = mech.q_lower[i], mech.q_upper[i]
+        if not (np.isfinite(lo) or np.isfinite(hi)):
+            continue
+        actuated = i in mech.q_actuated
+        v = full[:, i]
+        bad = np.flatnonzero((rows if actuated else ok) & ((v < lo) | (v > hi)))
+        if len(bad) == 0:
+            continue
+        what = "is given" if actuated else "is solved to"
+        out.append(f"joint variable {mech.q_names[i]} {what} {v[bad[0]] / scale[i]:.6g} {unit[i]}, outside its limits "
+                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}" + (f" ({len(bad)} of {len(v)} points)" if len(v) > 1 else ""))
+    return out

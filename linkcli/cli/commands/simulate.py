@@ -48,8 +48,8 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
-    if any(v <= 0 for v in overrides.values()):
-        raise AnalysisInputError("--dt, --t-end and --every must be positive")
+    if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
+        raise AnalysisInputError("--dt, --t-end and --every must be positive finite numbers")
     req = replace(req, **overrides,
                   set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})

@@ -240,7 +240,7 @@ class Checker:
             return
         for k, (lo, hi) in enumerate(pairs):
             if lo is not None and hi is not None and lo > hi:
-                self.error(path, f"lower limit {lo} is above upper limit {hi}", "Swap them.")
+                self.error(path, f"lower limit {lo:g} is above upper limit {hi:g}", "Swap them.")
 
     def serial_section(self) -> None:
         s = self.m.serial

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationInfo, model_validator
 
-from .base import Num, Strict, located_error
+from .base import NonNeg, Num, Pos, Strict, located_error  # noqa: F401 - NonNeg, Pos re-exported (jobs)
 from .study import Study
 from .units import (ACCELERATION, ANGLE, DRIVEN, DRIVEN_RATE, FORCE, FREQUENCY, INERTIA, JOINT, JOINT_ACCEL,
                     JOINT_RATE, LENGTH, LINEAR_DAMPING, LINEAR_STIFFNESS, MASS, TIME, TORQUE, TORSIONAL_DAMPING,

@@ -285,7 +285,7 @@ class Q:
         from .base import located_error
 
         context = getattr(info, "context", None) or {}
-        units = context.get("units") or {}
+        units = context.get("units", {})
         try:
             return self._shape(value, units)
         except _Located as exc:
@@ -336,10 +336,14 @@ class Q:
             out.append(self._leaf(f"{number!r} {unit}" if unit.strip() else number, units, ()))
         return out
 
-    def _leaf(self, v: Any, units: dict, where: tuple) -> float:
+    def _leaf(self, v: Any, units: dict | None, where: tuple) -> float:
+        if isinstance(v, str) and units is None and self.dim.follows:
+            raise _Located(f"{v!r}: a length or angle with a unit cannot be used here", where,
+                           "Job options apply to mechanism files of any units: write a number in the "
+                           "mechanism file's units.")
         if isinstance(v, str):
             try:
-                number: float = convert(v, self.dim, units)
+                number: float = convert(v, self.dim, units or {})
             except UnitProblem as exc:
                 raise _Located(str(exc), where, exc.hint) from None
         elif isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -465,10 +465,11 @@ def replace_table(text: str, table: str) -> str:
 if __name__ == "__main__":  # pragma: no cover - a maintenance command
     import sys
 
-    from .mechanism import Mechanism
+    from linkcli.model import units  # this file, imported as itself (its Q is the models' Q)
+    from linkcli.model.mechanism import Mechanism
 
     for path in sys.argv[1:]:
         with open(path, encoding="utf-8") as fh:
             old = fh.read()
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(replace_table(old, units_table(Mechanism)))
+            fh.write(units.replace_table(old, units.units_table(Mechanism)))

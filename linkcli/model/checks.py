@@ -444,7 +444,10 @@ class Checker:
         if self.m.serial:
             for i, row in enumerate(self.m.serial.rows):
                 bodies[dh_link_name(row, i)] = (("serial", "rows", i), row.mass, row.cg, row.inertia, row.frames)
+        jointed = {r.split(".")[0] for j in self.m.joints.values() for r in (j.parent, j.child)}
         for name, (path, mass, cg, inertia, frames) in bodies.items():
+            if path[0] == "links" and name not in jointed:
+                continue  # not part of the mechanism (topology warns about it)
             self.mass_without_distribution(path, name, mass, cg, inertia)
             self.inertia_plausible(path, name, mass, cg, inertia, frames)
         self.spring_steps()

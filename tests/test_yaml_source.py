@@ -633,10 +633,12 @@ def test_directory(tmp_path):
 
 
 def test_permission_denied(tmp_path, monkeypatch):
+    (tmp_path / "m.yaml").write_text("name: x\n")
+
     def deny(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(yaml_source, "open", deny, raising=False)
+    monkeypatch.setattr(yaml_source.os, "open", deny)
     assert "permission denied" in _file_error(tmp_path / "m.yaml").message
 
 

@@ -75,8 +75,29 @@ def load_and_compile(path: str | Path) -> "tuple[LoadedMechanism, CompiledMechan
 
 # -- messages ---------------------------------------------------------------------------------------
 def echo_err(message: str = "") -> None:
-    """One line on stderr (progress, warnings, summaries)."""
-    typer.echo(message, err=True)
+    """Lines on stderr (progress, warnings, summaries); control characters and the like in
+    them are shown as escapes (:func:`linkcli.errors.visible`: no terminal escape sequence from
+    a file or an option ever reaches the terminal)."""
+    from linkcli.errors import visible
+
+    typer.echo("\n".join(visible(line) for line in str(message).split("\n")), err=True)
+
+
+def echo_out(message: str = "") -> None:
+    """One line on stdout, control characters shown as escapes (like :func:`echo_err`)."""
+    from linkcli.errors import visible
+
+    typer.echo(visible(message))
+
+
+def json_text(data: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for output: non-ASCII kept readable, control characters and the like as
+    ``\\uXXXX`` escapes (:func:`linkcli.errors.visible_json`)."""
+    import json
+
+    from linkcli.errors import visible_json
+
+    return visible_json(json.dumps(data, ensure_ascii=False, allow_nan=False, **kwargs))
 
 
 def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False) -> None:
@@ -90,18 +111,14 @@ def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False) 
 
 def print_json(data: Any) -> None:
     """``data`` as indented JSON on stdout (NaN/inf -> null, numpy -> Python)."""
-    import json
-
     from linkcli.results import json_safe  # numpy, but only for commands printing JSON
 
-    typer.echo(json.dumps(json_safe(data), indent=2, allow_nan=False, ensure_ascii=False))
+    typer.echo(json_text(json_safe(data), indent=2))
 
 
 def print_plain_json(data: Any) -> None:
     """JSON on stdout for data that is already plain (no numpy import)."""
-    import json
-
-    typer.echo(json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False))
+    typer.echo(json_text(data, indent=2))
 
 
 #: width of rendered output when stdout is not a terminal and COLUMNS is unset (rich: 80)
@@ -165,5 +182,6 @@ def finish(n_failed: int, n_cases: int, *, quiet: bool = False, what: str = "cas
     raise typer.Exit(int(ExitCode.ANALYSIS_FAILED))
 
 
-__all__ = ["ExitCode", "EXIT_CODES_HELP", "add_note", "load_and_compile", "echo_err", "print_diagnostics",
+__all__ = ["ExitCode", "EXIT_CODES_HELP", "add_note", "load_and_compile", "echo_err", "echo_out", "json_text",
+           "print_diagnostics",
            "print_json", "print_plain_json", "stdout_console", "stderr_console", "emit_table", "finish"]

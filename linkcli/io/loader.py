@@ -19,7 +19,7 @@ from ..errors import Diagnostic, MechanismFileError
 from ..model.base import NUMBER_HINT, choices_hint, closest, keys_at, short_repr, suggest
 from ..model.checks import check
 from ..model.mechanism import Mechanism
-from .yaml_source import SourceMap, read_yaml_file
+from .yaml_source import SourceMap, load_yaml, read_source, source_name
 
 NAME_RULE = "Names start with a letter or '_' and hold letters, digits, '_' or '-'"
 
@@ -37,12 +37,12 @@ class LoadedMechanism:
 
 
 def load_mechanism(path: str | os.PathLike) -> LoadedMechanism:
-    """Read, parse and validate one mechanism file."""
-    path = str(path)
-    data, smap = read_yaml_file(path)
-    with open(path, "rb") as fh:
-        sha = hashlib.sha256(fh.read()).hexdigest()
-    return validate_document(data, smap, path, sha)
+    """Read, parse and validate one mechanism file (``-``: standard input). The SHA-256 is
+    that of the bytes parsed (the file is read once)."""
+    raw = read_source(path)
+    name = source_name(path)
+    data, smap = load_yaml(raw, name)
+    return validate_document(data, smap, name, hashlib.sha256(raw).hexdigest())
 
 
 def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",

@@ -33,6 +33,8 @@ import copy
 import math
 import os
 import re
+import stat
+import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -129,21 +131,91 @@ def load_yaml(data: str | bytes, filename: str) -> tuple[object, SourceMap]:
                           "check the YAML syntax") from exc
 
 
+STDIN = "-"  #: the file name that means standard input
+STDIN_NAME = "<stdin>"  #: how standard input is named in messages and metadata
+
+
 def read_yaml_file(path: str | os.PathLike) -> tuple[object, SourceMap]:
-    """Read `path` (at most MAX_BYTES + 1 bytes) and :func:`load_yaml` it."""
-    name = str(path)
+    """Read `path` (:func:`read_source`) and :func:`load_yaml` it."""
+    data = read_source(path)
+    return load_yaml(data, source_name(path))
+
+
+def source_name(path: str | os.PathLike) -> str:
+    """How a file is named in diagnostics and metadata (``-`` is ``<stdin>``)."""
+    return STDIN_NAME if os.fspath(path) == STDIN else os.fspath(path)
+
+
+def read_source(path: str | os.PathLike) -> bytes:
+    """The bytes of one input file, read once (at most MAX_BYTES + 1 of them); ``-`` reads
+    standard input. Parse these bytes and hash these bytes: a pipe cannot be read twice.
+
+    Only regular files are read (and standard input, also as ``/dev/stdin``): a named pipe
+    would block forever, a device (``/dev/zero``) never ends, so they are refused with a
+    MechanismFileError naming the file, without blocking."""
+    name = source_name(path)
+    if os.fspath(path) == STDIN:
+        return _read_stdin()
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        message, hint = next(((m, h) for kind, m, h in _OS_ERRORS if isinstance(exc, kind)),
-                             (f"cannot read the file: {exc.strerror or exc}", "check the path"))
-        raise _file_error(name, message, hint) from None
-    return load_yaml(data, name)
+        raise _os_error(name, exc) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            if _is_stdin(info):
+                return _read_stdin()
+            raise _not_regular(name, info.st_mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream (tests swap sys.stdin)
+        text = sys.stdin.read(MAX_BYTES + 1) if sys.stdin is not None else ""
+        return text.encode("utf-8", "surrogatepass")
+    return stream.read(MAX_BYTES + 1)
+
+
+def _is_stdin(info: os.stat_result) -> bool:
+    """Whether ``info`` describes the file open as standard input (``/dev/stdin``)."""
+    try:
+        fd = sys.stdin.fileno() if sys.stdin is not None else 0
+        own = os.fstat(fd)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (own.st_dev, own.st_ino) == (info.st_dev, info.st_ino)
+
+
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def _not_regular(name: str, mode: int) -> MechanismFileError:
+    what = next((text for test, text in _SPECIAL_FILES if test(mode)), "not a regular file")
+    if stat.S_ISDIR(mode):
+        return _file_error(name, "is a directory, not a file", "pass the path of a .yaml file")
+    return _file_error(name, f"is {what}, not a regular file",
+                       "pass a mechanism file; to read from a pipe, give `-` (standard input)")
+
+
+def _os_error(name: str, exc: OSError) -> MechanismFileError:
+    message, hint = next(((m, h) for kind, m, h in _OS_ERRORS if isinstance(exc, kind)),
+                         (f"cannot read the file: {exc.strerror or exc}", "check the path"))
+    return _file_error(name, message, hint)
 
 
 def _file_error(filename: str, message: str, hint: str, where: Loc = (0, 0)) -> MechanismFileError:
-    """An error about the whole file (line 0, col 0 unless `where` is known)."""
+    """An error about the whole file (line 0: printed as ``file: error: ...``) unless `where`
+    is known."""
     return MechanismFileError([Diagnostic(filename, *where, (), message, hint)])
 
 

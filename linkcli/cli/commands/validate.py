@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from ..common import ExitCode, echo_err, load_and_compile, print_diagnostics, print_plain_json
+from ..common import ExitCode, echo_err, echo_out, load_and_compile, print_diagnostics, print_plain_json
 from ..options import CheckFormat, CheckFormatOption, MechanismFiles, QuietOption
 
 
@@ -15,6 +15,7 @@ def check_file(path: str) -> dict[str, Any]:
     the Diagnostic objects under ``"_diagnostics"``. A compile failure of a valid file is a bug
     and propagates (exit 70)."""
     from linkcli.errors import MechanismFileError
+    from linkcli.io.yaml_source import source_name
 
     try:
         loaded, _mech = load_and_compile(path)
@@ -24,7 +25,7 @@ def check_file(path: str) -> dict[str, Any]:
     else:
         diags = list(loaded.warnings)
         valid = True
-    return {"file": path, "valid": valid, "diagnostics": [d.to_dict() for d in diags], "_diagnostics": diags}
+    return {"file": source_name(path), "valid": valid, "diagnostics": [d.to_dict() for d in diags], "_diagnostics": diags}
 
 
 def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, quiet: QuietOption = False) -> None:
@@ -43,7 +44,7 @@ def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, q
         for r in results:
             if r["valid"]:
                 n_warn = len(r["_diagnostics"])
-                typer.echo(f"ok {r['file']}" + (f" ({n_warn} warning{'s' * (n_warn != 1)})" if n_warn else ""))
+                echo_out(f"ok {r['file']}" + (f" ({n_warn} warning{'s' * (n_warn != 1)})" if n_warn else ""))
                 print_diagnostics(r["_diagnostics"], quiet)
             else:
                 print_diagnostics(r["_diagnostics"])

@@ -112,16 +112,30 @@ class LinkcliError(Exception):
 
 @dataclass
 class MechanismFileError(LinkcliError):
-    """A mechanism file (or job file) is invalid: one or more diagnostics, sorted by line."""
+    """A mechanism file (or job file) is invalid: one or more diagnostics, sorted by line.
+    ``omitted`` counts further problems that were found but not described (a file with
+    thousands of errors is reported by its first :data:`MAX_DIAGNOSTICS`)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    omitted: int = 0
 
     def __post_init__(self) -> None:
         self.diagnostics = sorted(self.diagnostics, key=lambda d: (d.line, d.col, d.key))
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
-        return "\n".join(d.format() for d in self.diagnostics)
+        lines = [d.format() for d in self.diagnostics[:MAX_DIAGNOSTICS]]
+        more = self.omitted + max(0, len(self.diagnostics) - MAX_DIAGNOSTICS)
+        return "\n".join(lines + ([more_problems(more)] if more else []))
+
+
+#: most problems described (and printed) per file; the rest are counted ("and N more")
+MAX_DIAGNOSTICS = 50
+
+
+def more_problems(n: int) -> str:
+    """The line that stands for ``n`` problems left out of a report."""
+    return f"... and {n} more problem{'s' * (n != 1)} (fix these first, then check again)"
 
 
 class AnalysisInputError(LinkcliError):

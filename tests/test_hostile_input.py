@@ -201,3 +201,38 @@ def test_whole_file_problems_are_not_at_line_0(runner, tmp_path):
 def test_read_yaml_file_on_a_regular_file_still_works():
     data, smap = read_yaml_file(FOURBAR)
     assert data["name"] == "Crank-rocker four-bar" and smap.locate(("joints",))[0] > 1
+
+
+# -- bounded parsing and bounded reports ---------------------------------------------------------------
+def test_thousands_of_unknown_keys_give_a_short_report(runner, tmp_path, fourbar_text):
+    from linkcli.errors import MAX_DIAGNOSTICS
+
+    path = tmp_path / "m.yaml"
+    n_bad = 3000
+    path.write_text(fourbar_text + "".join(f"zz{i}: 1\n" for i in range(n_bad)), encoding="utf-8")
+    r = invoke(runner, "validate", path)
+    assert r.exit_code == 3
+    lines = r.stderr.splitlines()
+    errors = [ln for ln in lines if ": error: " in ln]
+    assert len(errors) == MAX_DIAGNOSTICS
+    assert f"... and {n_bad - MAX_DIAGNOSTICS} more problems" in r.stderr
+    # the allowed keys are listed once, not on every line
+    assert sum("links, joints" in ln for ln in lines) == 1
+    assert len(r.stderr) < 200 * MAX_DIAGNOSTICS
+    r = invoke(runner, "validate", "--format", "json", path)
+    (doc,) = json.loads(r.stdout)
+    assert len(doc["diagnostics"]) == MAX_DIAGNOSTICS and doc["omitted"] == n_bad - MAX_DIAGNOSTICS
+
+
+def test_100000_unknown_keys_stop_at_the_value_limit(runner, tmp_path):
+    from linkcli.io.yaml_source import MAX_NODES
+
+    path = tmp_path / "m.yaml"
+    path.write_text("".join(f"k{i}: 1\n" for i in range(100_000)), encoding="utf-8")  # 1 MB
+    r = invoke(runner, "validate", path)
+    assert r.exit_code == 3
+    (line,) = r.stderr.splitlines()
+    # key k_i and its value are values 2i+2 and 2i+3 (the root mapping is value 1): value
+    # MAX_NODES + 1 is the value of k_(MAX_NODES/2 - 1), on line MAX_NODES/2 after "k9999: "
+    i = MAX_NODES // 2 - 1
+    assert line.startswith(f"{path}:{i + 1}:{len(f'k{i}: ') + 1}: error: k{i}: ") and "too many values" in line

@@ -100,13 +100,18 @@ def json_text(data: Any, **kwargs: Any) -> str:
     return visible_json(json.dumps(data, ensure_ascii=False, allow_nan=False, **kwargs))
 
 
-def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False) -> None:
-    """``file:line:col: severity: key: message. hint`` lines on stderr. ``quiet`` drops warnings
-    but never errors."""
-    for d in diagnostics:
-        if quiet and d.severity != "error":
-            continue
+def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False, omitted: int = 0) -> None:
+    """``file:line:col: severity: key: message. hint`` lines on stderr, at most
+    :data:`~linkcli.errors.MAX_DIAGNOSTICS` of them, then ``... and N more problems`` (``omitted``
+    counts problems found but not described). ``quiet`` drops warnings but never errors."""
+    from linkcli.errors import MAX_DIAGNOSTICS, more_problems
+
+    shown = [d for d in diagnostics if not (quiet and d.severity != "error")]
+    for d in shown[:MAX_DIAGNOSTICS]:
         echo_err(d.format())
+    more = omitted + max(0, len(shown) - MAX_DIAGNOSTICS)
+    if more:
+        echo_err(more_problems(more))
 
 
 def print_json(data: Any) -> None:

@@ -23,7 +23,10 @@ errors differently; the pure-Python one keeps results independent of how PyYAML 
 * Aliases work and are deep-copied, but they may add at most :data:`MAX_ALIAS_NODES` values in
   all (counted expanded), which stops "billion laughs" documents before any copying. Paths
   inside an alias map to the anchored text.
-* Inputs over :data:`MAX_BYTES` and nesting deeper than :data:`MAX_DEPTH` are errors.
+* Inputs over :data:`MAX_BYTES`, more than :data:`MAX_NODES` values and nesting deeper than
+  :data:`MAX_DEPTH` are errors: every file is answered within about a second.
+* Lines are counted as editors count them: only LF, CR LF and CR end a line (YAML 1.2), not
+  NEL (U+0085), LS (U+2028) or PS (U+2029), which PyYAML treats as line breaks (YAML 1.1).
 """
 
 from __future__ import annotations
@@ -44,9 +47,16 @@ from yaml import events as ev
 
 from linkcli.errors import Diagnostic, MechanismFileError
 
-MAX_BYTES = 5 * 1024 * 1024  #: larger inputs are refused before parsing
+#: larger inputs are refused before parsing. PyYAML's pure-Python scanner needs up to ~1 s per
+#: MiB (blank lines are its slowest input), and a mechanism file is a few KiB.
+MAX_BYTES = 1024 * 1024
 MAX_ALIAS_NODES = 100_000  #: most values that expanding aliases may add to one document
 MAX_DEPTH = 100  #: deepest nesting of lists/mappings
+#: most values (scalars, lists, mappings) one file may hold, aliases not counted. The largest
+#: example (puma560.yaml) holds about 270; parsing costs about 15 us per value, so a file at
+#: the limit is refused in well under a second instead of being built in full (a 1.6 million
+#: item list took 104 s and 720 MB).
+MAX_NODES = 20_000
 
 Loc = tuple  # (line, col), both 1-based
 
@@ -65,7 +75,9 @@ _INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
 _NAN = re.compile(r"\.(nan|NaN|NAN)")
 _NON_PRINTABLE = re.compile(  # what PyYAML's reader refuses
     "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
-_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+_LINE_BREAK = re.compile("\r\n|[\n\r]")  # as editors count lines (YAML 1.2: only these break lines)
+#: YAML 1.1 (and PyYAML) also break lines at NEL, LS and PS; YAML 1.2 and editors do not
+_UNICODE_BREAKS = "\x85\u2028\u2029"
 _BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
          (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 _SYNTAX_HINTS = (
@@ -122,7 +134,7 @@ def load_yaml(data: str | bytes, filename: str) -> tuple[object, SourceMap]:
         raise TypeError(f"load_yaml needs str or bytes, not {type(data).__name__}")
     try:
         builder = _Builder(filename)
-        builder.run(_decode(data, filename))
+        builder.run(builder.hide_unicode_breaks(_decode(data, filename)))
         return builder.result()
     except MechanismFileError:
         raise
@@ -231,7 +243,7 @@ def _decode(data: str | bytes, filename: str) -> str:
     too_big = len(data) > MAX_BYTES or (
         isinstance(data, str) and len(data.encode("utf-8", "surrogatepass")) > MAX_BYTES)
     if too_big:
-        raise _file_error(filename, f"file is too large (more than {MAX_BYTES // 2**20} MiB)",
+        raise _file_error(filename, f"file is too large (more than {MAX_BYTES // 2**10:,} KiB)",
                           "a mechanism file is small text; check that this is the right file")
     text = data if isinstance(data, str) else _decode_bytes(bytes(data), filename)
     text = text.removeprefix("\ufeff")
@@ -332,6 +344,27 @@ class _Builder:
         self.root_loc: Loc = (1, 1)
         self.empty = False
         self.fatal = False
+        self.restore: dict | None = None  # placeholder -> NEL/LS/PS (str.translate table)
+
+    def hide_unicode_breaks(self, text: str) -> str:
+        """Replace NEL, LS and PS by private-use characters absent from ``text`` before PyYAML
+        sees them (it would count them as line breaks, YAML 1.1, so every later line number
+        would differ from the editor's); scalars and keys get them back (:meth:`_text`)."""
+        present = [c for c in _UNICODE_BREAKS if c in text]
+        if not present:
+            return text
+        free = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+        hide = {ord(c): next(free) for c in present}
+        self.restore = {ord(v): chr(k) for k, v in hide.items()}
+        return text.translate(hide)
+
+    def _text(self, text: str) -> str:
+        """Placeholders back to NEL/LS/PS, also where PyYAML's messages quote them escaped."""
+        if not self.restore or not text:
+            return text
+        for hidden, char in self.restore.items():
+            text = text.replace(f"\\u{hidden:04x}", repr(char)[1:-1])
+        return text.translate(self.restore)
 
     def run(self, text: str) -> None:
         """Read every event of `text`; stop at the first fatal problem."""
@@ -372,7 +405,7 @@ class _Builder:
 
     def _diag(self, where, path, message: str, hint: str, fatal: bool = False) -> None:
         line, col = where if isinstance(where, tuple) else _loc(where)
-        self.diagnostics.append(Diagnostic(self.filename, line, col, tuple(path), message, hint))
+        self.diagnostics.append(Diagnostic(self.filename, line, col, tuple(path), self._text(message), hint))
         if fatal:
             self.fatal = True
             raise _Fatal
@@ -386,7 +419,7 @@ class _Builder:
         hint = next((h for key, h in _SYNTAX_HINTS if key in message), "check the YAML syntax here")
         path = self.stack[-1].path if self.stack else ()
         self.diagnostics.append(Diagnostic(self.filename, *(_loc(mark) if mark else (0, 0)),
-                                           path, message, hint))
+                                           path, self._text(message), hint))
         self.fatal = True
 
     def _slot(self):
@@ -405,6 +438,10 @@ class _Builder:
         """Count `n` more values; too many from aliases means an alias bomb."""
         self.count += n
         self.expanded += n if alias else 0
+        if self.count - self.expanded > MAX_NODES:
+            self._diag(event.start_mark, self._slot()[1], f"the file holds too many values (more than "
+                       f"{MAX_NODES:,}: lists, mappings and scalars)", "a mechanism file describes one "
+                       "mechanism in a few hundred values; check that this is the right file", fatal=True)
         if self.expanded > MAX_ALIAS_NODES:
             self._diag(event.start_mark, self._slot()[1],
                        f"aliases expand to too many values (more than {MAX_ALIAS_NODES})",
@@ -424,6 +461,8 @@ class _Builder:
         return role, path, record, start_entry
 
     def _scalar(self, event: ev.ScalarEvent) -> None:
+        if self.restore:
+            event.value = self._text(event.value)
         role, path, _, start_entry = self._begin(event)
         if role == "key":
             self._key(event, path)

@@ -20,12 +20,15 @@ def check_file(path: str) -> dict[str, Any]:
     try:
         loaded, _mech = load_and_compile(path)
     except MechanismFileError as exc:
-        diags = list(exc.diagnostics)
+        diags, omitted = list(exc.diagnostics), exc.omitted
         valid = False
     else:
-        diags = list(loaded.warnings)
+        diags, omitted = list(loaded.warnings), 0
         valid = True
-    return {"file": source_name(path), "valid": valid, "diagnostics": [d.to_dict() for d in diags], "_diagnostics": diags}
+    out = {"file": source_name(path), "valid": valid, "diagnostics": [d.to_dict() for d in diags]}
+    if omitted:
+        out["omitted"] = omitted  # problems found but not described
+    return {**out, "_diagnostics": diags, "_omitted": omitted}
 
 
 def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, quiet: QuietOption = False) -> None:
@@ -47,7 +50,7 @@ def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, q
                 echo_out(f"ok {r['file']}" + (f" ({n_warn} warning{'s' * (n_warn != 1)})" if n_warn else ""))
                 print_diagnostics(r["_diagnostics"], quiet)
             else:
-                print_diagnostics(r["_diagnostics"])
+                print_diagnostics(r["_diagnostics"], omitted=r["_omitted"])
         if not quiet and len(results) > 1:
             echo_err(f"{len(results)} files: {len(results) - n_bad} valid, {n_bad} invalid")
     if n_bad:

@@ -277,13 +277,32 @@ class SimulateDefaults(Strict):
         Field(default_factory=dict)
 
 
+class ForcesDefaults(Strict):
+    """Defaults of `linkcli forces`: the motion (``set``/``sweep``/``mode``; default: the
+    ``solve`` block's), input speeds and accelerations (file units per s, per s^2, or a string
+    with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or accelerations),
+    extra ``loads`` (force in N, world components, at a frame: ``coupler.P: [0, -100]``) and
+    whether ``gravity`` acts."""
+
+    set: dict[str, Num] = Field(default_factory=dict)
+    sweep: dict[str, SweepRange] = Field(default_factory=dict)
+    mode: Literal["grid", "zip"] = "grid"
+    speed: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    accelerations: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    static: Bool = False
+    loads: dict[FrameRef, Vec] = Field(default_factory=dict)
+    gravity: Bool = True
+
+
 class Analysis(Strict):
     solve: Optional[SolveDefaults] = None
     simulate: Optional[SimulateDefaults] = None
+    forces: Optional[ForcesDefaults] = None
 
 
 class Mechanism(Strict):
-    """A mechanism file. See README.md for the format with a commented example."""
+    """A mechanism file. Field-by-field reference (units, defaults, conventions): docs/format.md;
+    a commented example: README.md."""
 
     name: Annotated[str, StringConstraints(min_length=1)]
     description: str = ""

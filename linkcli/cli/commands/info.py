@@ -218,10 +218,16 @@ def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tupl
 
 
 def render_info(data: dict[str, Any]) -> None:
-    """The summary on stdout with rich (every file-provided string escaped: no markup)."""
+    """The summary on stdout with rich (every file-provided string escaped: no markup, control
+    characters as visible escapes)."""
     from rich import box
-    from rich.markup import escape
+    from rich.markup import escape as escape_markup
     from rich.table import Table
+
+    from linkcli.errors import visible
+
+    def escape(text: str) -> str:
+        return escape_markup(visible(text))
 
     con = stdout_console()
 
@@ -241,7 +247,7 @@ def render_info(data: dict[str, Any]) -> None:
     lines = [
         f"[bold]{escape(data['name'])}[/bold]  ({data['kind']}; lengths in {escape(u['length'])}, "
         f"angles in {escape(u['angle'])}; mass kg, force N, torque N m, time s)",
-        escape(data["description"]) if data["description"] else None,
+        "\n".join(escape(line) for line in data["description"].split("\n")) if data["description"] else None,
         f"file {escape(data['file'])}  sha256 {data['sha256']}",
         f"{c['links']} links, {c['joints']} joints, {c['variables']} variables, {c['loops']} loops, "
         f"{c['constraints']} constraint equations",

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..common import ExitCode, echo_err, load_and_compile, print_diagnostics, print_plain_json
+from ..common import ExitCode, echo_err, echo_out, load_and_compile, print_diagnostics, print_plain_json
 from ..options import CheckFormat, CheckFormatOption, MechanismFiles, QuietOption
 
 
@@ -16,18 +16,22 @@ def check_file(path: str, strict: bool = False) -> dict[str, Any]:
     failure of a valid file is a bug and propagates (exit 70)."""
     from linkcli.errors import MechanismFileError
     from linkcli.io.loader import strict_errors
+    from linkcli.io.yaml_source import source_name
 
     try:
         loaded, _mech = load_and_compile(path)
     except MechanismFileError as exc:
-        diags = list(exc.diagnostics)
+        diags, omitted = list(exc.diagnostics), exc.omitted
         valid = False
     else:
-        diags = list(loaded.warnings)
+        diags, omitted = list(loaded.warnings), 0
         valid = True
         if strict and diags:
             diags, valid = strict_errors(diags), False
-    return {"file": path, "valid": valid, "diagnostics": [d.to_dict() for d in diags], "_diagnostics": diags}
+    out = {"file": source_name(path), "valid": valid, "diagnostics": [d.to_dict() for d in diags]}
+    if omitted:
+        out["omitted"] = omitted  # problems found but not described
+    return {**out, "_diagnostics": diags, "_omitted": omitted}
 
 
 StrictOption = Annotated[bool, typer.Option("--strict", help="Treat warnings (implausible gravity or inertia, "
@@ -51,10 +55,10 @@ def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, q
         for r in results:
             if r["valid"]:
                 n_warn = len(r["_diagnostics"])
-                typer.echo(f"ok {r['file']}" + (f" ({n_warn} warning{'s' * (n_warn != 1)})" if n_warn else ""))
+                echo_out(f"ok {r['file']}" + (f" ({n_warn} warning{'s' * (n_warn != 1)})" if n_warn else ""))
                 print_diagnostics(r["_diagnostics"], quiet)
             else:
-                print_diagnostics(r["_diagnostics"])
+                print_diagnostics(r["_diagnostics"], omitted=r["_omitted"])
         if not quiet and len(results) > 1:
             echo_err(f"{len(results)} files: {len(results) - n_bad} valid, {n_bad} invalid")
     if n_bad:

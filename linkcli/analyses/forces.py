@@ -78,6 +78,8 @@ def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: i
     """A rate (``order`` 1: per s) or acceleration (2: per s^2) in SI: a plain number is in the
     file's unit per s^order (``file_scale`` SI per file unit), a string may carry a unit
     (``60rpm``, ``2 rad/s``, ``100 deg/s^2``, ``0.5 m/s``), parsed by pint (imported here only)."""
+    from ..model.units import JOINT_ACCEL, JOINT_RATE, UnitProblem, convert
+
     if isinstance(text, (int, float)):
         return float(text) * file_scale
     s = str(text).strip()
@@ -85,29 +87,17 @@ def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: i
         return float(s) * file_scale
     except ValueError:
         pass
-    import pint
-
-    ureg = _registry(pint)
-    target = ("radian" if is_rotation else "meter") + ("/second" if order == 1 else "/second**2")
-    try:
-        qty = ureg.Quantity(s)
-        return float(qty.to(target).magnitude)
-    except (pint.errors.PintError, ValueError, TypeError, AttributeError, AssertionError) as exc:
-        what = ("an angular" if is_rotation else "a linear") + (" speed" if order == 1 else " acceleration")
-        example = ("60rpm, 2 rad/s or 360 deg/s" if order == 1 else "10 rad/s^2") if is_rotation else \
-            ("0.5 m/s or 20 mm/s" if order == 1 else "2 m/s^2")
+    what = ("an angular" if is_rotation else "a linear") + (" speed" if order == 1 else " acceleration")
+    example = ("60rpm, 2 rad/s or 360 deg/s" if order == 1 else "10 rad/s^2") if is_rotation else \
+        ("0.5 m/s or 20 mm/s" if order == 1 else "2 m/s^2")
+    try:  # the units rule's one parser (model/units.py), here into SI (m, rad)
+        value = convert(s, JOINT_RATE if order == 1 else JOINT_ACCEL, {"length": "m", "angle": "rad"})
+    except UnitProblem as exc:
         raise AnalysisInputError(f"{where}: {s!r} is not {what} ({exc}); write a number in the file's units "
                                  f"per second or a value with a unit, e.g. {example}") from None
-
-
-_UREG = None
-
-
-def _registry(pint):
-    global _UREG
-    if _UREG is None:
-        _UREG = pint.UnitRegistry()
-    return _UREG
+    if value.kind != ("angle" if is_rotation else "length"):
+        raise AnalysisInputError(f"{where}: {s!r} is a {value.kind} rate, not {what}; e.g. {example}")
+    return float(value)
 
 
 def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) -> np.ndarray:

@@ -576,9 +576,9 @@ class Checker:
         for key, value in self.m.assembly.items():
             if not isinstance(value, list):
                 check(("assembly", key), value, var_joint.get(key))
-        for section in ("solve", "simulate"):
-            block = getattr(self.m.analysis, section)
-            for field in ("set", "rates", "accelerations"):
+        for section in ("solve", "simulate", "forces"):
+            block = getattr(self.m.analysis, section, None)
+            for field in ("set", "rates", "speed", "accelerations"):
                 for key, value in (getattr(block, field, None) or {}).items():
                     check(("analysis", section, field, key), value, var_joint.get(key))
             for key, r in (getattr(block, "sweep", None) or {}).items():

@@ -284,13 +284,16 @@ class ForcesDefaults(Strict):
     extra ``loads`` (force in N, world components, at a frame: ``coupler.P: [0, -100]``) and
     whether ``gravity`` acts."""
 
-    set: dict[str, Num] = Field(default_factory=dict)
+    set: dict[str, Annotated[float, Q(JOINT, doc="Actuated values by variable name")]] = Field(default_factory=dict)
     sweep: dict[str, SweepRange] = Field(default_factory=dict)
     mode: Literal["grid", "zip"] = "grid"
-    speed: dict[str, Union[Num, str]] = Field(default_factory=dict)
-    accelerations: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    speed: dict[str, Annotated[float, Q(JOINT_RATE, doc="Input speeds by variable name")]] = \
+        Field(default_factory=dict)
+    accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Input accelerations by variable name")]] = \
+        Field(default_factory=dict)
     static: Bool = False
-    loads: dict[FrameRef, Vec] = Field(default_factory=dict)
+    loads: dict[FrameRef, Annotated[list[float], Q(FORCE, "vector", doc="Extra force at a frame, world frame")]] = \
+        Field(default_factory=dict)
     gravity: Bool = True
 
 

@@ -146,8 +146,8 @@ def test_bare_gravity_inertia_stiffness_damping_are_si_in_every_file(tmp_path, l
 
 
 def test_drivers_convert_positions_rates_and_phase_but_not_times_or_torques(tmp_path):
-    text = pendulum("mm").replace("base: ground", "base: ground\ndrivers:\n"
-                                  "  h: {joint: pin, type: harmonic, offset: 10, amplitude: 30, frequency: 2, phase: 90}\n")
+    harmonic = "  h: {joint: pin, type: harmonic, offset: 10, amplitude: 30, frequency: 2, phase: 90}\n"
+    text = pendulum("mm").replace("base: ground", "base: ground\ndrivers:\n" + harmonic)
     p = compile_mechanism(load(tmp_path, text).model).driver_profile[0].params
     deg = math.pi / 180
     assert (p["offset"], p["amplitude"], p["frequency"], p["phase"]) == (10 * deg, 30 * deg, 2.0, 90 * deg)

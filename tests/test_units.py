@@ -373,3 +373,14 @@ def test_an_angular_rate_needs_an_angle_unit(tmp_path):
                                   "  c: {joint: pin, type: constant_speed, speed: 1 Hz}\n")
     d = errors(tmp_path, text)[0]
     assert d.key == "drivers.c.speed" and "no angle unit" in d.message and "'60 rpm'" in d.hint
+
+
+def test_implausible_inertia_of_a_dh_row_uses_its_joint_distance(tmp_path):
+    # standard DH: the row's link frame is at the distal joint, the proximal joint 0.9 m away
+    # (-a, 0, 0); cg in the middle: R = 0.45 m, m R^2 = 0.405 kg m^2
+    text = two_r("m", "rad").replace("- {a: 0.9}", "- {a: 0.9, mass: 2, cg: [-0.45, 0], inertia: 50}")
+    [w] = load(tmp_path, text).warnings
+    assert (w.line, w.key) == (line_of(text, "inertia: 50"), "serial.rows[0].inertia")
+    assert f"{50 / (2 * 0.45**2):.3g} m R^2" in w.message and "R = 0.45 m" in w.message
+    plausible = text.replace("inertia: 50", "inertia: 0.135")  # m L^2 / 12 of a 0.9 m rod
+    assert load(tmp_path, plausible, "ok.yaml").warnings == []

@@ -14,7 +14,7 @@ from ..mechanism import CompiledMechanism
 from . import integrator as it
 from .layout import R_DRV
 from .outputs import sample_outputs
-from .reactions import minimum_norm_multipliers
+from .node_multipliers import node_multipliers
 from .result import SimulationResult
 from .setup import all_rows, prepare, select_rows
 
@@ -144,9 +144,8 @@ def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationRes
     mech, model = setup.mech, setup.model
     o = it.Out(*(a[:n_valid] for a in out))
     drv = setup.drv[nodes + 1]
-    lam = o.lam
-    if setup.redundant:
-        lam = minimum_norm_multipliers(model, o.pos, o.rot, drv, lam, setup.row_scale, setup.col_scale)
+    lam = node_multipliers(model, o.pos, o.rot, o.vel, o.omg, o.q, drv, setup.drv_acc[nodes + 1], setup.row_scale,
+                           setup.col_scale, setup.redundant)
     s = sample_outputs(model, mech.link_cg[1:], o.pos, o.rot, o.vel, o.omg, o.q, drv, lam)
     return SimulationResult(
         t=nodes * setup.h, status=it.STATUS_NAMES[status], message=message, q=o.q, qd=s.qd,

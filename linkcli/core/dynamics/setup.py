@@ -36,6 +36,7 @@ class Setup:
     n_steps: int
     drv: np.ndarray  # (n_steps + 3, n_drivers) driver values at t = (i - 1) h
     rate: np.ndarray  # same, rates
+    drv_acc: np.ndarray  # same, prescribed accelerations
     row_scale: np.ndarray
     col_scale: np.ndarray
     warnings: list
@@ -45,10 +46,10 @@ class Setup:
 def _driver_tables(mech, h, n_steps):
     t = (np.arange(n_steps + 3) - 1.0) * h
     nd = len(mech.driver_names)
-    drv, rate = np.zeros((len(t), nd)), np.zeros((len(t), nd))
+    drv, rate, acc = np.zeros((len(t), nd)), np.zeros((len(t), nd)), np.zeros((len(t), nd))
     for d, prof in enumerate(mech.driver_profile):
-        drv[:, d], rate[:, d], _ = evaluate_profile(prof, t)
-    return drv, rate
+        drv[:, d], rate[:, d], acc[:, d] = evaluate_profile(prof, t)
+    return drv, rate, acc
 
 
 def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: float, dt: float):
@@ -58,7 +59,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     not assembled, contradicts a motion driver, or for over-constraining drivers."""
     n_steps = max(1, int(math.ceil(t_end / dt - 1e-9)))
     h = t_end / n_steps
-    drv, rate = _driver_tables(mech, h, n_steps)
+    drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
     mass, inertia = inertial_properties(mech)
     size = length_scale(mech)
@@ -81,7 +82,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     _project_velocities(model, w, len(rows), rate[1], warnings)
     it.refresh(km, wk, len(rows), drv[1])
     redundant = len(rows) < n_rows
-    setup = Setup(mech, model, km, wk, h, n_steps, drv, rate, row_scale, col_scale, warnings, redundant)
+    setup = Setup(mech, model, km, wk, h, n_steps, drv, rate, drv_acc, row_scale, col_scale, warnings, redundant)
     return setup, w, len(rows)
 
 

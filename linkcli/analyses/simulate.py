@@ -24,6 +24,9 @@ from ..results import ResultTable
 from .inputs import actuated_values
 
 
+ASSEMBLY_TOL = 1e-10  # loop closure of the start (relative to the mechanism size, see assemble)
+
+
 @dataclass(frozen=True)
 class SimulateRequest:
     """Inputs of a simulation in the file's units (times in s)."""
@@ -33,7 +36,7 @@ class SimulateRequest:
     every: int = 1
     set: dict[str, float] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
-    tol: float = 1e-10
+    tol: float = 1e-10  # relative Newton tolerance of a step (see core.dynamics.simulate)
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,8 @@ class SimulateOutcome:
 def request_from_defaults(defaults) -> SimulateRequest:
     if defaults is None:
         return SimulateRequest()
-    return SimulateRequest(defaults.t_end, defaults.dt, defaults.every, dict(defaults.set), dict(defaults.rates))
+    return SimulateRequest(defaults.t_end, defaults.dt, defaults.every, dict(defaults.set), dict(defaults.rates),
+                           defaults.tol)
 
 
 def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -77,7 +81,7 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
     if massless:
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
-    start = assemble(mech, a0, mech.q_init, tol=req.tol)
+    start = assemble(mech, a0, mech.q_init, tol=ASSEMBLY_TOL)
     if start.status != Status.CONVERGED:
         loop = mech.joint_names[mech.loop_joint[start.worst_loop]] if mech.n_loops else "?"
         msg = (f"cannot assemble at the initial values: loop closed by joint {loop} keeps a residual of "
@@ -109,6 +113,7 @@ def _summary(mech: CompiledMechanism, res, wall: float) -> dict:
             "t_end": float(res.t[-1]) if len(res.t) else 0.0, "wall_time_s": wall,
             "max_constraint_residual": float(res.constraint_residual.max(initial=0.0)),
             "max_energy_balance_error_J": float(np.abs(res.energy_balance_error).max(initial=0.0)),
+            "refined_steps": int(getattr(res, "refined_steps", 0)),
             "peak_driver_load": peak}
 
 

@@ -253,8 +253,11 @@ class SimulateDefaults(Strict):
     t_end: Pos = 1.0
     dt: Pos = 1e-3
     every: Annotated[int, Field(strict=True, ge=1)] = 1
-    rates: dict[str, Num] = Field(default_factory=dict)  # initial actuated rates
+    rates: dict[str, Num] = Field(default_factory=dict)  # initial rates (any joint variable)
     set: dict[str, Num] = Field(default_factory=dict)  # initial actuated values
+    tol: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1e-3, description=(
+        "Relative tolerance of each time step's Newton iteration (dimensionless): momentum residual "
+        "relative to the step's force impulses, constraint residual relative to its displacement."))] = 1e-10
 
 
 class Analysis(Strict):

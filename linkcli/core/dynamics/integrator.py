@@ -24,8 +24,16 @@ generalized-velocity layout of :mod:`.model`):
    with ``p_{k+1/2}`` the right-hand side of step 1 (a momentum balance, so momentum maps are
    conserved to round-off whatever the Newton tolerance).
 
-The multipliers ``lambda_k`` (at q_k) and ``mu_k`` (at q_{k+1}) are first-order estimates
-with opposite leading errors; the node value ``(mu_{k-1} + lambda_k) / 2`` is second order.
+The impulses serve the momentum balance only; the reported multipliers (reactions) are computed
+from the saved states by :mod:`.node_multipliers`.
+
+Newton convergence is tested on scaled quantities (:func:`_residual`, :func:`_update_ratio`):
+momentum residuals relative to the step's force impulses, constraint residuals relative to the
+step's displacement, the update relative to both; at least one iteration. Neither the predictor
+nor the step matrices need the inverse of the mass matrix when a body has zero or tiny inertia
+(the full saddle-point matrix is factorised), so point masses and massless directions are legal
+whenever the constrained system is well posed. A step that fails or turns a body by more than
+``MAX_STEP_ROTATION`` is reported to the caller, which refines it (:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -45,13 +53,18 @@ from .linalg import (copy1, copy2, copy3, invert3, lu_factor, lu_solve, reorthon
                      rotation_z)
 from .structs import Work
 
-OK, DIVERGED, SINGULAR, NOT_FINITE = 0, 1, 2, 3
-STATUS_NAMES = ("ok", "diverged", "singular", "diverged")
+OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE = 0, 1, 2, 3, 4
+STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged")
+# A step that turns a body by more than this (rad) is rejected and refined: at omega h = 0.5 the
+# Stoermer-Verlet phase error is already ~ (omega h)^2 / 24 = 1 % per step, and a Newton
+# iteration that lands on another root of the step equations (another assembly branch, a rod
+# flipped through its pivot) turns bodies by far more.
+MAX_STEP_ROTATION = 0.5
 SINGULAR_PIVOT = 1e-14  # smallest |pivot| / max|entry| of a step matrix before calling it singular
 ROUNDOFF = 64 * 2.22e-16  # relative round-off allowed in a residual (64 ulps of its largest term)
 TINY = 1e-300
 
-Out = namedtuple("Out", "pos rot ang vel omg q lam work")
+Out = namedtuple("Out", "pos rot ang vel omg q work")
 
 
 def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
@@ -72,13 +85,12 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
 
 
 def make_out(m, n_save: int, n_q: int) -> Out:
-    """Output buffers for ``n_save`` saved nodes: body states, joint variables, node
-    multipliers (n_save, n_rows) (zero for inactive rows) and cumulative work (dampers,
-    drivers, loads)."""
-    nb, n_rows = m.b_mass.shape[0], m.ri.shape[0]
+    """Output buffers for ``n_save`` saved nodes: body states, joint variables and cumulative
+    work (dampers, drivers, loads)."""
+    nb = m.b_mass.shape[0]
     z = lambda *shape: np.zeros(shape)  # noqa: E731
     return Out(z(n_save, nb, 3), z(n_save, nb, 3, 3), z(n_save, nb), z(n_save, nb, 3), z(n_save, nb, 3),
-               z(n_save, n_q), z(n_save, n_rows), z(n_save, 3))
+               z(n_save, n_q), z(n_save, 3))
 
 
 # --- step 1: positions ----------------------------------------------------------------------------
@@ -545,6 +557,8 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc):
     status, it, err = position_step(m, w, nrow, h, drv1, tol, max_iter)
     if status != OK:
         return status, it, err
+    if largest_rotation(m, w) > MAX_STEP_ROTATION:
+        return IMPLAUSIBLE, it, err
     _half_momentum(m, w, nrow)
     joint_variables(m, w.pos1, w.rot1, w.JW1, w.q, w.q1, w.S[0])
     applied_forces(m, w.pos1, w.rot1, w.JW1, w.q1, drv1, w.Qf1)
@@ -553,6 +567,17 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc):
     _add_work(m, w, nrow, h, drv0, drv1, acc)
     _commit(m, w)
     return OK, it, err
+
+
+@maybe_njit
+def largest_rotation(m, w):
+    """Largest rotation (rad) of a body from the state to the trial state of the step."""
+    worst = 0.0
+    for b in range(m.b_mass.shape[0]):
+        a = abs(w.ang1[b] - w.ang[b]) if m.planar else _rotation_angle(w.rot[b], w.rot1[b])
+        if not a <= worst:
+            worst = a
+    return worst
 
 
 @maybe_njit
@@ -587,28 +612,21 @@ def _save_state(w, out, row, acc):
 
 
 @maybe_njit
-def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row, out, acc, mu_prev, stats):
-    """Steps ``k0 .. k1-1`` (``k1 <= n_steps + 1``; step ``n_steps`` only supplies the last
-    node's multipliers). ``drv``/``rate`` (n_steps + 3, n_drivers): driver values and rates at
-    ``t = (i - 1) h``; ``save_row`` (n_steps + 1,): output row of each node or -1; ``mu_prev``
-    (n_rows,): ``mu_{k-1}`` of the active rows (in/out); ``stats[0]``: the largest number of
-    Newton iterations of a step (in/out). Returns ``(status, step reached, error)``."""
+def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row, out, acc, stats):
+    """Steps ``k0 .. k1-1`` (``k1 <= n_steps + 1``; at node ``n_steps`` only the state is
+    saved). ``drv``/``rate`` (n_steps + 3, n_drivers): driver values and rates at
+    ``t = (i - 1) h``; ``save_row`` (n_steps + 1,): output row of each node or -1; ``stats[0]``:
+    the largest number of Newton iterations of a step (in/out). Returns ``(status, node
+    reached, error)``; on failure the state is that of the node reached (saved)."""
     for k in range(k0, k1):
         row = save_row[k]
         if row >= 0:
             _save_state(w, out, row, acc)
+        if k == n_steps:
+            break
         status, it, err = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc)
         if status != OK:
-            if k == n_steps and row >= 0:  # look-ahead step only: first-order multipliers
-                for r in range(nrow):
-                    out.lam[row, w.rows[r]] = mu_prev[r]
-                return OK, k, err
             return status, k, err
         if it > stats[0]:
             stats[0] = it
-        for r in range(nrow):
-            lam = 2.0 * w.nu[r] / h
-            if row >= 0:
-                out.lam[row, w.rows[r]] = 0.5 * (mu_prev[r] + lam)
-            mu_prev[r] = 2.0 * w.nu2[r] / h
     return OK, k1, 0.0

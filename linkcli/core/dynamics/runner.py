@@ -164,7 +164,8 @@ def _reselect(setup, w, nrow, k):
     G = all_rows(model, w.pos, w.rot, setup.drv[k + 1])[0]
     old = w.rows[:nrow].copy()
     try:
-        rows = select_rows(model, G, setup.row_scale, setup.col_scale, [], t=k * setup.h)
+        rows = select_rows(model, G, setup.row_scale, setup.col_scale, [], t=k * setup.h,
+                           joint_names=setup.mech.joint_names)
     except ValueError:
         return None
     if len(rows) == nrow and np.array_equal(rows, old):
@@ -200,7 +201,7 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter) -> s
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
                 f"solution branch or a motion too fast for the step){link}; try a smaller dt")
     return (f"{where}: Newton did not converge in {max_iter} iterations (residual {err:.3g} times the "
-            f"tolerance){link}{hint}; likely a singular configuration: try a smaller dt")
+            f"tolerance){link}{hint}; a singular configuration or a motion too fast for the step: try a smaller dt")
 
 
 def _massless_links(setup) -> list[str]:

@@ -72,7 +72,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
         mass, inertia, notes = regularise(mass, inertia, mech.planar, mech.link_names[1:], size)
         warnings += notes
         model = build_model(mech, mass, inertia)
-    rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0)
+    rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0, joint_names=mech.joint_names)
     n_rows = model.ri.shape[0]
     w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
@@ -136,8 +136,9 @@ def _mass_matrix(model, rot) -> np.ndarray:
     return M
 
 
-def select_rows(model, G, row_scale, col_scale, warnings, t: float) -> np.ndarray:
-    """Independent rows (all motion-driver rows kept) with a warning when rows are dropped."""
+def select_rows(model, G, row_scale, col_scale, warnings, t: float, joint_names=None) -> np.ndarray:
+    """Independent rows (all motion-driver rows kept) with a warning naming the joints whose
+    rows are dropped (``joint_names``; indices when not given)."""
     drivers = np.flatnonzero(model.ri[:, R_DRV] >= 0)
     rows, rank_drv = independent_rows(G, row_scale, col_scale, drivers)
     if rank_drv < len(drivers) or _drivers_dependent(G, drivers, row_scale, col_scale):
@@ -146,7 +147,8 @@ def select_rows(model, G, row_scale, col_scale, warnings, t: float) -> np.ndarra
     dropped = model.ri.shape[0] - len(rows)
     if dropped:
         joints = sorted({int(model.ri[i, R_JOINT]) for i in np.setdiff1d(np.arange(len(model.ri)), rows)})
-        warnings.append(f"t = {t:.6g} s: {dropped} redundant constraint equation(s) dropped (joints {joints}); "
+        names = ", ".join(f"'{joint_names[j]}'" if joint_names is not None else str(j) for j in joints)
+        warnings.append(f"t = {t:.6g} s: {dropped} redundant constraint equation(s) dropped (joints {names}); "
                         "the mechanism is statically indeterminate, reactions are the minimum-norm solution")
     return rows
 

@@ -30,7 +30,9 @@ from .forces import applied_forces, damper_coordinates
 from .inertia import mass_block
 from .kinematics import direction, joint_geometry
 from .layout import G_A1, G_A2, G_AX, G_B1, G_OA, G_OB, G_SA, G_SB, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
-from .linalg import add, cross, dot, row3, scale, sub
+
+SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
+from .linalg import add, cross, dot, lu_factor, lu_solve, row3, sub
 from .structs import as_kernel
 
 
@@ -84,58 +86,88 @@ def _row_curvature(m, i, rot, vel, omg, JW):
 
 
 @maybe_njit
-def acceleration_system(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs):
-    """Saddle-point matrices ``K (n_s, n + n_rows, n + n_rows)`` and right-hand sides ``rhs``
-    of every saved state (all constraint rows; see the module doc). ``drv`` and ``drv_acc``
-    (n_s, n_drivers): driver values and prescribed accelerations."""
+def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S, v):
+    """Saddle-point matrix ``K`` (N, N) and right-hand side ``rhs`` (N,) of one state (all
+    constraint rows; see the module doc); the other arguments after ``rhs`` are scratch."""
     nb, n_rows, n_e = m.b_mass.shape[0], m.ri.shape[0], m.ei.shape[0]
     nd = 3 if m.planar else 6
     n = nd * nb
-    rows = np.arange(n_rows)
-    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
-    g = np.zeros(n_rows)
-    G = np.zeros((n_rows, n))
-    Q = np.zeros(n)
-    sd, D = np.zeros(n_e), np.zeros((n_e, n))
-    S = np.zeros((3, 3))
-    v = np.zeros(n)
-    for k in range(pos.shape[0]):
-        joint_geometry(m, pos[k], rot[k], JW)
-        constraint_rows(m, rows, n_rows, rot[k], JW, drv[k], g, G)
-        applied_forces(m, pos[k], rot[k], JW, q[k], drv[k], Q)
-        for b in range(nb):
-            mass_block(m, b, rot[k], K[k], nd * b, 1.0, S)
-            if m.planar:
-                v[3 * b], v[3 * b + 1], v[3 * b + 2] = vel[k, b, 0], vel[k, b, 1], omg[k, b, 2]
-            else:
-                for c in range(3):
-                    v[6 * b + c], v[6 * b + 3 + c] = vel[k, b, c], omg[k, b, c]
-                w = (omg[k, b, 0], omg[k, b, 1], omg[k, b, 2])
-                Jw = (S[0, 0] * w[0] + S[0, 1] * w[1] + S[0, 2] * w[2],
-                      S[1, 0] * w[0] + S[1, 1] * w[1] + S[1, 2] * w[2],
-                      S[2, 0] * w[0] + S[2, 1] * w[1] + S[2, 2] * w[2])
-                gyro = cross(w, Jw)
-                for c in range(3):
-                    Q[6 * b + 3 + c] -= gyro[c]
-        if n_e:
-            damper_coordinates(m, pos[k], rot[k], JW, sd, D)
-            for e in range(n_e):
-                rate = 0.0
-                for i in range(n):
-                    rate += D[e, i] * v[i]
-                for i in range(n):
-                    Q[i] -= m.ec[e] * rate * D[e, i]
-        for i in range(n):
-            rhs[k, i] = Q[i]
-        for r in range(n_rows):
+    for i in range(K.shape[0]):
+        for j in range(K.shape[1]):
+            K[i, j] = 0.0
+    joint_geometry(m, pos, rot, JW)
+    for r in range(n_rows):
+        g[r] = 0.0
+    constraint_rows(m, np.arange(n_rows), n_rows, rot, JW, drv, g, G)
+    applied_forces(m, pos, rot, JW, q, drv, Q)
+    for b in range(nb):
+        mass_block(m, b, rot, K, nd * b, 1.0, S)
+        if m.planar:
+            v[3 * b], v[3 * b + 1], v[3 * b + 2] = vel[b, 0], vel[b, 1], omg[b, 2]
+        else:
+            for c in range(3):
+                v[6 * b + c], v[6 * b + 3 + c] = vel[b, c], omg[b, c]
+            w = (omg[b, 0], omg[b, 1], omg[b, 2])
+            Jw = (S[0, 0] * w[0] + S[0, 1] * w[1] + S[0, 2] * w[2],
+                  S[1, 0] * w[0] + S[1, 1] * w[1] + S[1, 2] * w[2],
+                  S[2, 0] * w[0] + S[2, 1] * w[1] + S[2, 2] * w[2])
+            gyro = cross(w, Jw)
+            for c in range(3):
+                Q[6 * b + 3 + c] -= gyro[c]
+    if n_e:
+        damper_coordinates(m, pos, rot, JW, sd, D)
+        for e in range(n_e):
+            rate = 0.0
             for i in range(n):
-                K[k, n + r, i] = G[r, i]
-                K[k, i, n + r] = G[r, i]
-            c = -_row_curvature(m, r, rot[k], vel[k], omg[k], JW)
-            d = m.ri[r, R_DRV]
-            if d >= 0:
-                c += drv_acc[k, d]
-            rhs[k, n + r] = c
+                rate += D[e, i] * v[i]
+            for i in range(n):
+                Q[i] -= m.ec[e] * rate * D[e, i]
+    for i in range(n):
+        rhs[i] = Q[i]
+    for r in range(n_rows):
+        for i in range(n):
+            K[n + r, i] = G[r, i]
+            K[i, n + r] = G[r, i]
+        c = -_row_curvature(m, r, rot, vel, omg, JW)
+        d = m.ri[r, R_DRV]
+        if d >= 0:
+            c += drv_acc[d]
+        rhs[n + r] = c
+
+
+@maybe_njit
+def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam, solve):
+    """For every saved state: build the saddle-point system scaled by ``sx`` (N,) on both
+    sides; with ``solve`` LU-solve it and write the multipliers (unscaled) into ``lam``
+    (n_s, n_rows) (NaN where singular), else store the scaled systems in ``K_all`` (n_s, N, N)
+    and ``rhs_all`` (n_s, N) for a minimum-norm solve by the caller."""
+    nb, n_rows, n_e = m.b_mass.shape[0], m.ri.shape[0], m.ei.shape[0]
+    n = (3 if m.planar else 6) * nb
+    N = n + n_rows
+    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
+    g, G, Q = np.zeros(n_rows), np.zeros((n_rows, n)), np.zeros(n)
+    sd, D = np.zeros(n_e), np.zeros((n_e, n))
+    S, v = np.zeros((3, 3)), np.zeros(n)
+    K, rhs, piv = np.zeros((N, N)), np.zeros(N), np.zeros(N, dtype=np.int64)
+    for k in range(pos.shape[0]):
+        _build(m, pos[k], rot[k], vel[k], omg[k], q[k], drv[k], drv_acc[k], K, rhs, JW, g, G, Q, sd, D, S, v)
+        for i in range(N):
+            rhs[i] *= sx[i]
+            for j in range(N):
+                K[i, j] *= sx[i] * sx[j]
+        if not solve:
+            for i in range(N):
+                rhs_all[k, i] = rhs[i]
+                for j in range(N):
+                    K_all[k, i, j] = K[i, j]
+            continue
+        if lu_factor(K, N, piv) < SINGULAR_PIVOT:
+            for r in range(n_rows):
+                lam[k, r] = np.nan
+            continue
+        lu_solve(K, N, piv, rhs)
+        for r in range(n_rows):
+            lam[k, r] = rhs[n + r] * sx[n + r]
 
 
 def node_multipliers(m, pos, rot, vel, omg, q, drv, drv_acc, row_scale, col_scale, redundant: bool,
@@ -144,33 +176,22 @@ def node_multipliers(m, pos, rot, vel, omg, q, drv, drv_acc, row_scale, col_scal
     body states as saved by the integrator, ``drv``/``drv_acc`` (n_s, n_drivers)). When rows
     are redundant (``redundant``) the minimum-norm multipliers of the scaled rows (angular rows
     times the mechanism size) are returned, as :func:`.reactions.minimum_norm_multipliers`.
-    Samples whose system is singular get NaN."""
+    Samples whose system is singular get NaN. The unknowns are scaled (rotations and angular
+    rows by the mechanism size) so that pivoting and the minimum norm compare like with like."""
     km = as_kernel(m)
     n_rows = m.ri.shape[0]
-    n = col_scale.shape[0]
-    N = n + n_rows
-    out = np.full((len(pos), n_rows), np.nan)
-    # scaling: rows of G times row_scale, columns (and accelerations) by col_scale -> dimensionless
-    sx = np.r_[col_scale, row_scale]
+    N = col_scale.shape[0] + n_rows
+    sx = np.ascontiguousarray(np.r_[col_scale, row_scale], dtype=float)
+    lam = np.full((len(pos), n_rows), np.nan)
+    args = [np.ascontiguousarray(a, dtype=float) for a in (pos, rot, vel, omg, q, drv, drv_acc)]
+    if not redundant:
+        solve_nodes(km, *args, sx, np.zeros((1, N, N)), np.zeros((1, N)), lam, True)
+        return lam
     for a in range(0, len(pos), chunk):
         sl = slice(a, a + chunk)
         ns = len(pos[sl])
         K, rhs = np.zeros((ns, N, N)), np.zeros((ns, N))
-        acceleration_system(km, pos[sl], rot[sl], vel[sl], omg[sl], q[sl], np.ascontiguousarray(drv[sl]),
-                            np.ascontiguousarray(drv_acc[sl]), K, rhs)
-        Ks = K * sx[None, :, None] * sx[None, None, :]
-        bs = rhs * sx[None, :]
-        if redundant:
-            sol = np.einsum("sij,sj->si", np.linalg.pinv(Ks, rcond=1e-10), bs)
-        else:
-            sol = np.full((ns, N), np.nan)
-            try:
-                sol = np.linalg.solve(Ks, bs[..., None])[..., 0]
-            except np.linalg.LinAlgError:
-                for k in range(ns):
-                    try:
-                        sol[k] = np.linalg.solve(Ks[k], bs[k])
-                    except np.linalg.LinAlgError:
-                        pass
-        out[sl] = sol[:, n:] * row_scale[None, :]
-    return out
+        solve_nodes(km, *(x[sl] for x in args), sx, K, rhs, lam[sl], False)
+        sol = np.einsum("sij,sj->si", np.linalg.pinv(K, rcond=1e-10), rhs)
+        lam[sl] = sol[:, N - n_rows:] * row_scale[None, :]
+    return lam

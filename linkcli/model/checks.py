@@ -375,7 +375,11 @@ class Checker:
                 continue
             for field in ("set", "sweep", "rates", "accelerations"):
                 for key in getattr(block, field, {}) or {}:
-                    if key not in actuated:
+                    if section == "simulate" and field == "rates":  # any joint variable may start moving
+                        if key not in names:
+                            self.error(("analysis", section, field, key), f"unknown joint variable '{key}'",
+                                       choices_hint("variables", key, names))
+                    elif key not in actuated:
                         self.error(("analysis", section, field, key), f"'{key}' is not an actuated variable",
                                    choices_hint("actuated variables", key, actuated))
         if solve is not None:

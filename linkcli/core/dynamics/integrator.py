@@ -116,13 +116,6 @@ def _predict(m, w, h):
                                      h * w.omg[b, 2] + hh * w.acc[o + 5]), w.S[0], w.S[1])
 
 
-@maybe_njit(inline=True)
-def _is_rotation(m, i):
-    """True when generalized coordinate ``i`` is a rotation (its entries are divided by the
-    model length to compare them with translations)."""
-    return (i % 3 == 2) if m.planar else (i % 6 >= 3)
-
-
 @maybe_njit
 def _residual(m, w, h, nrow, tol):
     """Step-1 residual ``w.r = M_d / h - P - f^- + G_k^T nu`` (``w.P = M v_k + h/2 Q_k``) at
@@ -161,7 +154,7 @@ def _residual(m, w, h, nrow, tol):
                 disp = max(disp, abs(w.pos1[b, i] - w.pos[b, i]))
             disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
     for i in range(n):
-        f = 1.0 / L if _is_rotation(m, i) else 1.0
+        f = m.c_scale[i]
         big = max(big, f * abs(w.r[i]), f * abs(w.P[i]))
         impulse = max(impulse, 0.5 * abs(h) * f * abs(w.Qf[i]))
         w.r[i] -= w.P[i]
@@ -170,19 +163,19 @@ def _residual(m, w, h, nrow, tol):
         for i in range(n):
             t = coef * w.D[e, i]
             w.r[i] += t
-            f = 1.0 / L if _is_rotation(m, i) else 1.0
+            f = m.c_scale[i]
             impulse = max(impulse, f * abs(t))
     for i in range(n):  # G_k^T nu, by coordinate
         t = 0.0
         for r in range(nrow):
             t += w.G[r, i] * w.nu[r]
         w.r[i] += t
-        f = 1.0 / L if _is_rotation(m, i) else 1.0
+        f = m.c_scale[i]
         impulse = max(impulse, f * abs(t))
         big = max(big, f * abs(t))
     err_p = 0.0
     for i in range(n):
-        f = 1.0 / L if _is_rotation(m, i) else 1.0
+        f = m.c_scale[i]
         a = f * abs(w.r[i])
         if not a <= err_p:  # also propagates nan
             err_p = a
@@ -244,7 +237,7 @@ def _update_ratio(m, w, h, nrow, tol):
             disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
     dq = 0.0
     for i in range(n):
-        dq = max(dq, abs(w.rhs[i]) * (L if _is_rotation(m, i) else 1.0))
+        dq = max(dq, abs(w.rhs[i]) / m.c_scale[i])
     return dq / (NEWTON_REGION * disp + ROUNDOFF * _extent(m, w))
 
 

@@ -12,7 +12,7 @@ field        shape                content (SI)
 planar       int                  1 planar, 0 spatial
 b_mass       (n_b,)               kg
 b_inertia    (n_b, 3, 3)          kg m^2 about the CG, link axes (planar: Izz only)
-m_scale      (n,)                 mass or inertia of each generalized coordinate (residual scaling)
+c_scale      (n,)                 1 (translations) or 1/length (rotations) per generalized coordinate
 gravity      (3,)                 m/s^2
 ji           (n_j, 5)             J_TYPE, J_PA, J_PB (parent/child body), J_QS, J_QN (variables)
 jv           (n_j, 6, 3)          J_RA, J_RB joint-frame origins relative to the CG in body axes (world
@@ -63,7 +63,7 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     ``inertia (n_b, 3, 3)`` (possibly regularised, see :mod:`.bodies`)."""
     _, link_body = body_links(mech)
     planar = bool(mech.planar)
-    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, m_scale=_m_scale(mass, inertia, planar),
+    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, c_scale=_c_scale(planar, len(mass), length_scale(mech)),
                   gravity=mech.gravity, q_axis=mech.q_axis, q_rot=mech.q_is_rotation)
     fields.update(_joints(mech, link_body))
     rows = row_table(mech, joint_axes(mech))
@@ -110,14 +110,12 @@ def _block_diagonal_invertible(mass, inertia, planar, size) -> bool:
     return bool(np.all(eig[:, 0] * SCHUR_MAX_CONDITION > eig[:, 2]) and np.all(eig[:, 0] > 0))
 
 
-def _m_scale(mass, inertia, planar) -> np.ndarray:
-    """Per generalized coordinate: mass, or rotational inertia (planar Izz, spatial trace/3);
-    zeros raised to a tiny fraction of the largest value of their kind."""
-    rot = inertia[:, 2, 2] if planar else np.trace(inertia, axis1=1, axis2=2) / 3.0
-    mass = np.maximum(mass, 1e-12 * max(mass.max(initial=0.0), 1e-300))
-    rot = np.maximum(rot, 1e-12 * max(rot.max(initial=0.0), 1e-300))
-    cols = [mass, mass, rot] if planar else [mass, mass, mass, rot, rot, rot]
-    return np.column_stack(cols).ravel()
+def _c_scale(planar, n_bodies, length) -> np.ndarray:
+    """Per generalized coordinate: 1 for translations, ``1/length`` for rotations (1/m); turns
+    moments into forces and angles into lengths (divided/multiplied) in the integrator's
+    convergence tests."""
+    per_body = [1.0, 1.0, 1.0 / length] if planar else [1.0, 1.0, 1.0, 1.0 / length, 1.0 / length, 1.0 / length]
+    return np.tile(per_body, n_bodies)
 
 
 def _joints(mech, link_body) -> dict:

@@ -86,7 +86,7 @@ def _row_curvature(m, i, rot, vel, omg, JW):
 
 
 @maybe_njit
-def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S, v):
+def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S, v, rows):
     """Saddle-point matrix ``K`` (N, N) and right-hand side ``rhs`` (N,) of one state (all
     constraint rows; see the module doc); the other arguments after ``rhs`` are scratch."""
     nb, n_rows, n_e = m.b_mass.shape[0], m.ri.shape[0], m.ei.shape[0]
@@ -96,9 +96,7 @@ def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S
         for j in range(K.shape[1]):
             K[i, j] = 0.0
     joint_geometry(m, pos, rot, JW)
-    for r in range(n_rows):
-        g[r] = 0.0
-    constraint_rows(m, np.arange(n_rows), n_rows, rot, JW, drv, g, G)
+    constraint_rows(m, rows, n_rows, rot, JW, drv, g, G)
     applied_forces(m, pos, rot, JW, q, drv, Q)
     for b in range(nb):
         mass_block(m, b, rot, K, nd * b, 1.0, S)
@@ -149,8 +147,9 @@ def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam,
     sd, D = np.zeros(n_e), np.zeros((n_e, n))
     S, v = np.zeros((3, 3)), np.zeros(n)
     K, rhs, piv = np.zeros((N, N)), np.zeros(N), np.zeros(N, dtype=np.int64)
+    rows = np.arange(n_rows)
     for k in range(pos.shape[0]):
-        _build(m, pos[k], rot[k], vel[k], omg[k], q[k], drv[k], drv_acc[k], K, rhs, JW, g, G, Q, sd, D, S, v)
+        _build(m, pos[k], rot[k], vel[k], omg[k], q[k], drv[k], drv_acc[k], K, rhs, JW, g, G, Q, sd, D, S, v, rows)
         for i in range(N):
             rhs[i] *= sx[i]
             for j in range(N):

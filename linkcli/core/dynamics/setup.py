@@ -89,7 +89,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
 def all_rows(model, pos, rot, drv_val) -> tuple[np.ndarray, np.ndarray]:
     """``(G (n_rows, n), g (n_rows,))`` of all constraint rows at one configuration."""
     km = as_kernel(model)
-    G = np.zeros((1, model.ri.shape[0], model.m_scale.shape[0]))
+    G = np.zeros((1, model.ri.shape[0], model.c_scale.shape[0]))
     jacobians(km, pos[None], rot[None], drv_val[None], G)
     JW = np.zeros((model.ji.shape[0], N_GEOMETRY, 3))
     joint_geometry(km, pos, rot, JW)
@@ -125,7 +125,7 @@ def _needs_regularisation(model, rot, G) -> bool:
 
 
 def _mass_matrix(model, rot) -> np.ndarray:
-    n = model.m_scale.shape[0]
+    n = model.c_scale.shape[0]
     M = np.zeros((n, n))
     for b, mb in enumerate(model.b_mass):
         if model.planar:
@@ -164,7 +164,7 @@ def _drivers_dependent(G, drivers, row_scale, col_scale) -> bool:
 
 def _project_velocities(model, w, nrow, rate0, warnings):
     """Make the initial velocities satisfy ``G v = -dg/dt`` (M-orthogonal projection)."""
-    n = model.m_scale.shape[0]
+    n = model.c_scale.shape[0]
     rows = w.rows[:nrow]
     G = all_rows(model, w.pos, w.rot, np.zeros(rate0.shape))[0][rows]
     M = _mass_matrix(model, w.rot)

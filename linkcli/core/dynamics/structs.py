@@ -17,7 +17,7 @@ from collections import namedtuple
 from ..jit import jit_enabled
 
 # field -> (dtype, ndim); dtype "i" int64, "f" float64; ndim 0 is a scalar
-_MODEL_SPEC = dict(planar=("i", 0), b_mass=("f", 1), b_inertia=("f", 3), m_scale=("f", 1), gravity=("f", 1),
+_MODEL_SPEC = dict(planar=("i", 0), b_mass=("f", 1), b_inertia=("f", 3), c_scale=("f", 1), gravity=("f", 1),
                    ji=("i", 2), jv=("f", 3), jm=("f", 4), q_axis=("f", 2), q_rot=("i", 1), ri=("i", 2),
                    rv=("f", 3), ai=("i", 2), av=("f", 3), ap=("f", 2), ti=("i", 2), tp=("f", 2), li=("i", 1),
                    lv=("f", 3), di=("i", 2), ei=("i", 2), ec=("f", 1), schur=("i", 0),
@@ -65,7 +65,7 @@ if jit_enabled():
     @numba.njit(cache=True)
     def _model_struct(t):
         s = structref.new(_MODEL_TYPE)
-        s.planar, s.b_mass, s.b_inertia, s.m_scale, s.gravity = t.planar, t.b_mass, t.b_inertia, t.m_scale, t.gravity
+        s.planar, s.b_mass, s.b_inertia, s.c_scale, s.gravity = t.planar, t.b_mass, t.b_inertia, t.c_scale, t.gravity
         s.ji, s.jv, s.jm, s.q_axis, s.q_rot = t.ji, t.jv, t.jm, t.q_axis, t.q_rot
         s.ri, s.rv, s.ai, s.av, s.ap, s.ti, s.tp = t.ri, t.rv, t.ai, t.av, t.ap, t.ti, t.tp
         s.li, s.lv, s.di, s.ei, s.ec, s.schur = t.li, t.lv, t.di, t.ei, t.ec, t.schur

@@ -214,3 +214,52 @@ def test_a_step_that_cannot_be_refined_stops_and_says_where_and_why():
 def test_tol_is_validated():
     with pytest.raises(ValueError, match="tol"):
         simulate(load("pendulum.yaml"), np.zeros(1), np.zeros(1), t_end=0.1, dt=1e-2, tol=0.1)
+
+
+# --- point masses (links' `masses:`) ---------------------------------------------------------------
+BOB_OVERRIDES = {"links": {"ground": {"frames": {"O": [0, 0]}},
+                           "rod": {"shape": {"type": "rod", "between": ["O", "tip"], "mass": 2.0},
+                                   "frames": {"O": [0, 0], "tip": [1, 0], "mid": [0.5, 0.2]},
+                                   "masses": {"bob": {"at": "tip", "mass": 1.5},
+                                              "clamp": {"at": "mid", "mass": 0.5}}}}}
+
+
+def test_point_masses_combine_by_the_parallel_axis_theorem():
+    mech = load("pendulum.yaml", BOB_OVERRIDES)
+    parts = [(2.0, np.array([0.5, 0.0]), 2.0 / 12.0), (1.5, np.array([1.0, 0.0]), 0.0),
+             (0.5, np.array([0.5, 0.2]), 0.0)]  # (kg, position m, own Izz kg m^2)
+    m = sum(p[0] for p in parts)
+    cg = sum(p[0] * p[1] for p in parts) / m
+    izz = sum(i + mi * np.sum((c - cg) ** 2) for mi, c, i in parts)
+    assert mech.link_mass[1] == pytest.approx(m, rel=1e-15)
+    assert np.allclose(mech.link_cg[1][:2], cg, rtol=0, atol=1e-15)
+    assert mech.link_inertia[1][2, 2] == pytest.approx(izz, rel=1e-14)
+
+
+def test_pendulum_with_point_masses_period_against_elliptic_integral():
+    mech = load("pendulum.yaml", BOB_OVERRIDES)
+    m, cg = mech.link_mass[1], mech.link_cg[1]
+    i_pivot = mech.link_inertia[1][2, 2] + m * np.sum(cg[:2] ** 2)
+    d = np.linalg.norm(cg[:2])
+    a = np.radians(60.0)
+    period = 4.0 * np.sqrt(i_pivot / (m * G * d)) * ellipk(np.sin(a / 2) ** 2)
+    offset = np.arctan2(cg[1], cg[0])  # the CG's direction in the link frame: q = -pi/2 - offset hangs
+    r = simulate(mech, np.array([-np.pi / 2 + a - offset]), np.zeros(1), t_end=2.2 * period, dt=1e-3)
+    assert r.status == "ok"
+    phi = r.q[:, 0] + offset + np.pi / 2
+    i = np.flatnonzero((phi[:-1] > 0) & (phi[1:] <= 0))
+    tc = r.t[i] - phi[i] * (r.t[i + 1] - r.t[i]) / (phi[i + 1] - phi[i])
+    assert np.mean(np.diff(tc)) == pytest.approx(period, rel=1e-5)  # (w dt)^2/24 ~ 1e-6
+
+
+def test_point_mass_at_an_unknown_frame_is_an_error_at_its_line(tmp_path):
+    from linkcli.io.loader import load_mechanism
+    from test_dynamics_support import DATA
+
+    text = (DATA / "pendulum.yaml").read_text().replace(
+        "    frames: {O: [0, 0], tip: [1, 0]}", "    frames: {O: [0, 0], tip: [1, 0]}\n    masses: {bob: {at: tpi, mass: 1}}")
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    with pytest.raises(Exception) as info:
+        load_mechanism(f)
+    assert "tpi" in str(info.value) and "tip" in str(info.value) and ":13:" in str(info.value)

@@ -125,12 +125,21 @@ class ShapeDisk(Strict):
 Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="type")]
 
 
+class PointMass(Strict):
+    """A point mass (counterweight, bob, flyball weight) at a frame of its link: adds its mass,
+    moves the link's CG and adds its parallel-axis inertia."""
+
+    at: Name  # a frame of this link
+    mass: Mass
+
+
 class Link(Strict):
     frames: dict[Name, Frame] = Field(default_factory=dict)
     mass: Optional[Mass] = None
     cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
     inertia: Optional[Inertia] = None
     shape: Optional[Shape] = None
+    masses: dict[Name, PointMass] = Field(default_factory=dict)  # point masses by name
 
 
 class Joint(Strict):

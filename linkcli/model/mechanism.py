@@ -125,12 +125,21 @@ class ShapeDisk(Strict):
 Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="type")]
 
 
+class PointMass(Strict):
+    """A point mass (counterweight, bob, flyball weight) at a frame of its link: adds its mass,
+    moves the link's CG and adds its parallel-axis inertia."""
+
+    at: Name  # a frame of this link
+    mass: Mass
+
+
 class Link(Strict):
     frames: dict[Name, Frame] = Field(default_factory=dict)
     mass: Optional[Mass] = None
     cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
     inertia: Optional[Inertia] = None
     shape: Optional[Shape] = None
+    masses: dict[Name, PointMass] = Field(default_factory=dict)  # point masses by name
 
 
 class Joint(Strict):
@@ -271,10 +280,13 @@ class SimulateDefaults(Strict):
     t_end: Annotated[float, Q(TIME, gt=0, doc="Duration")] = 1.0
     dt: Annotated[float, Q(TIME, gt=0, doc="Time step")] = 1e-3
     every: Annotated[int, Field(strict=True, ge=1)] = 1
-    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial actuated rates by variable name")]] = \
-        Field(default_factory=dict)
+    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial rates by variable name (any joint variable; "
+                                              "projected onto the constraints)")]] = Field(default_factory=dict)
     set: dict[str, Annotated[float, Q(JOINT, doc="Initial actuated values by variable name")]] = \
         Field(default_factory=dict)
+    tol: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1e-3, description=(
+        "Relative tolerance of each time step's Newton iteration (dimensionless): momentum residual "
+        "relative to the step's force impulses, constraint residual relative to its displacement."))] = 1e-10
 
 
 class ForcesDefaults(Strict):

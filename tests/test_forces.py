@@ -332,3 +332,48 @@ def test_cli_forces_writes_a_table_and_summary(tmp_path, fourbar_path):
     assert r.exit_code == 2 and "angular speed" in r.output
     r = CliRunner().invoke(app, ["forces", fourbar_path, "--load", "couplr.P=0,1"])
     assert r.exit_code == 2 and "coupler.P" in r.output
+
+
+def test_idle_freedom_rssr_torque_is_the_virtual_work_of_the_load():
+    """RSSR: the coupler's spin about its S-S axis is an idle freedom the input does not drive.
+    A load at a ball joint (on that axis) does not move it: the crank torque is minus the
+    virtual work of the load per unit crank rate, F . dp/dtheta (velocity analysis), and a
+    warning names the idle freedom."""
+    from linkcli.core.velocity import frame_motion
+
+    mech = _mech("rssr_spatial.yaml")
+    res, _, _ = _motion(mech, np.radians(np.arange(0.0, 360.0, 10.0)), 0.0)
+    fB = mech.frame_names.index("coupler.B")
+    F = np.array([3.0, -2.0, -10.0])
+    zero = np.zeros_like(res.q)
+    fr = ks.inverse_dynamics(mech, res.q, zero, zero, extra_loads=[ks.ExtraLoad(fB, F, np.zeros(3))])
+    assert any("idle degree" in w for w in fr.warnings) and np.all(fr.status == ks.OK)
+    qd = joint_rates(mech, res.q, np.ones((len(res.q), 1)))
+    v = frame_motion(mech, res.q, qd)[0][:, fB]  # dp_B / dtheta
+    expect = -v @ F
+    # both exact; the kinematic tolerance 1e-10 and the pseudo-inverse's round-off remain
+    assert np.abs(fr.driver_force[:, 0] - expect).max() <= 1e-8 * np.abs(expect).max()
+
+
+def test_forces_job_in_batch_and_the_figure(tmp_path):
+    """The batch registry runs `forces` with the file's defaults merged (rms figures work), and
+    the forces figure is written."""
+    from linkcli.batch.analyses import run_analysis
+    from linkcli.batch.figures import default_figures, evaluate_figures
+    from linkcli.model.jobs import ForcesDefaults
+
+    loaded = load_mechanism(MECHANISMS / "fourbar.yaml")
+    mech = compile_mechanism(loaded.model)
+    opts = ForcesDefaults.model_validate({"sweep": {"crank_pin": {"from": 0, "to": 350, "step": 10}},
+                                          "speed": {"crank_pin": "60 rpm"}})
+    out = run_analysis("forces", mech, loaded, opts)
+    assert out.n_failed == 0 and out.table.n == 36
+    figs = {f.name: f.value for f in evaluate_figures(default_figures("forces", mech), out.table, mech)}
+    tau = out.table["crank_pin.torque [N m]"]
+    assert figs["absmax(crank_pin.torque)"] == pytest.approx(np.abs(tau).max(), rel=1e-15)
+    assert figs["rms(crank_pin.torque)"] == pytest.approx(np.sqrt(np.mean(tau**2)), rel=1e-14)
+    pytest.importorskip("matplotlib")
+    from linkcli.plot.forces import forces_figure
+
+    forces_figure(mech, out.table, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 10_000

@@ -267,7 +267,19 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     n_rows, n_gen = model.ri.shape[0], v_gen.shape[1]
     G, Q = np.zeros((len(idx), n_rows, n_gen)), np.zeros((len(idx), n_gen))
     _rows_and_loads(as_kernel(model), bm.pos, bm.rot, np.ascontiguousarray(qs), v_gen, drv, G, Q)
-    lam, redundant = _multipliers(model, G, Q - Ma, length_scale(dm))
+    lam, redundant, idle = _multipliers(model, G, Q - Ma, length_scale(dm))
+    unbalanced = np.zeros(len(idx), bool)
+    if idle:
+        f = Q - Ma
+        err = np.abs(np.einsum("nri,nr->ni", G, lam) - f).max(axis=1)
+        unbalanced = ~(err <= BALANCE_RTOL * np.maximum(np.abs(f).max(axis=1), np.abs(f).max(initial=0.0)))
+        if unbalanced.all():
+            raise ValueError(f"the actuated inputs do not determine the motion of every link ({idle} free degree(s) "
+                             "of freedom) and the loads move them: inverse dynamics needs every loaded degree of "
+                             "freedom actuated; for a mechanism with free inputs use the static equilibrium")
+        warnings.append(f"{idle} idle degree(s) of freedom the inputs do not drive (e.g. a link spinning about its "
+                        "own axis): they carry no load" + (f"; at {int(unbalanced.sum())} point(s) the loads move "
+                                                            "them (status singular)" if unbalanced.any() else ""))
     if redundant:
         warnings.append(f"{redundant} redundant constraint equation(s): the mechanism is statically indeterminate, "
                         "reactions are the minimum-norm solution")
@@ -275,7 +287,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     drv_rows = np.flatnonzero(model.ri[:, R_DRV] >= 0)
     driver_force = np.zeros((len(idx), n_act))
     driver_force[:, model.ri[drv_rows, R_DRV]] = -lam[:, drv_rows]
-    bad = ~np.all(np.isfinite(lam), axis=1)
+    bad = ~np.all(np.isfinite(lam), axis=1) | unbalanced
     F_sh, M_sh = _shaking(dm, model, bm, f_in, m_in)
     R_child = _joint_frames(dm, s.link_pose)
     fill = {
@@ -300,26 +312,32 @@ def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
                         f(nb, 3), f(nb, 3), f(3), f(3), f(), f(), f(), f(), f(), f(), f(), warnings)
 
 
-def _multipliers(model, G: np.ndarray, rhs: np.ndarray, size: float) -> tuple[np.ndarray, int]:
-    """``lambda`` (n, n_rows) with ``G^T lambda = rhs`` at every point, and the number of
-    redundant rows. Scaled like simulate's reactions (angular rows times ``size`` m, rotational
-    columns divided by it): square systems are solved by LU, redundant ones (more rows than body
-    coordinates, full column rank) for the minimum-norm scaled multipliers
-    ``Gs (Gs^T Gs)^-1 rhs_s``. Singular points get NaN."""
+def _multipliers(model, G: np.ndarray, rhs: np.ndarray, size: float) -> tuple[np.ndarray, int, int]:
+    """``lambda`` (n, n_rows) with ``G^T lambda = rhs`` at every point, the number of redundant
+    rows and the number of idle freedoms. Scaled like simulate's reactions (angular rows times
+    ``size`` m, rotational columns divided by it): square systems are solved by LU, redundant ones
+    (more rows than body coordinates, full column rank) for the minimum-norm scaled multipliers
+    ``Gs (Gs^T Gs)^-1 rhs_s``. When the rows leave freedoms the inputs do not drive (idle motions
+    such as a coupler spinning about its own axis), the least-squares minimum-norm multipliers
+    (pseudo-inverse); the caller checks that the loads on those freedoms balance. Singular
+    points get NaN."""
     row_scale, col_scale = row_scaling(model, size)
     Gs = G * row_scale[:, None] * col_scale[None, :]
     b = rhs * col_scale
     n_rows, n_gen = G.shape[1], G.shape[2]
-    rank = matrix_rank(Gs[0]) if len(Gs) else n_rows
-    if n_rows < n_gen or rank < n_gen:
-        free = n_gen - min(rank, n_rows)
-        raise ValueError(f"the actuated inputs do not determine the motion of every link ({free} free degree(s) of "
-                         "freedom): inverse dynamics needs every degree of freedom actuated; for a mechanism with "
-                         "free inputs use the static equilibrium")
+    rank = matrix_rank(Gs[0]) if len(Gs) else min(n_rows, n_gen)
+    if rank < n_gen:
+        GsT = np.swapaxes(Gs, 1, 2)
+        lam_s = np.einsum("nri,ni->nr", np.linalg.pinv(GsT, rcond=1e-9), b)
+        return lam_s * row_scale, n_rows - rank, n_gen - rank
     A = np.swapaxes(Gs, 1, 2) if n_rows == n_gen else np.einsum("nri,nrj->nij", Gs, Gs)
     x = _solve_batch(A, b)
     lam_s = x if n_rows == n_gen else np.einsum("nri,ni->nr", Gs, x)
-    return lam_s * row_scale, n_rows - n_gen
+    return lam_s * row_scale, n_rows - n_gen, 0
+
+
+#: relative force-balance residual above which a point with idle freedoms is not balanced
+BALANCE_RTOL = 1e-8
 
 
 def _solve_batch(A: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -158,6 +158,9 @@ class JobBase(Strict):
     #: result table file name in the output folder (.csv or .json); default ``<job id>.csv``
     output: Optional[Text] = None
     study: Optional[Study] = None
+    #: warnings of the mechanism files (implausible gravity, a spring too stiff for dt ...) are
+    #: errors: the job reports the file invalid (like ``linkcli validate --strict``)
+    strict: Bool = False
 
     @field_validator("files", mode="before")
     @classmethod

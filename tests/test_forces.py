@@ -292,11 +292,17 @@ def test_reduced_stiffness_of_a_two_input_mechanism_is_symmetric_and_matches_the
 
 # -- the analysis and the command ------------------------------------------------------------------------
 def test_speed_strings_are_parsed_with_units():
-    assert parse_rate("60rpm", True, math.pi / 180, 1, "--speed") == pytest.approx(2 * math.pi, rel=1e-15)
-    assert parse_rate("360", True, math.pi / 180, 1, "--speed") == pytest.approx(2 * math.pi, rel=1e-15)
-    assert parse_rate("20 mm/s", False, 1.0, 1, "--speed") == pytest.approx(0.02, rel=1e-15)
+    deg = {"length": "m", "angle": "deg"}
+    assert parse_rate("60rpm", True, math.pi / 180, 1, "--speed", deg) == pytest.approx(2 * math.pi, rel=1e-14)
+    assert parse_rate("360", True, math.pi / 180, 1, "--speed", deg) == pytest.approx(2 * math.pi, rel=1e-15)
+    assert parse_rate("20 mm/s", False, 1.0, 1, "--speed", deg) == pytest.approx(0.02, rel=1e-14)
+    mm = {"length": "mm", "angle": "rad"}  # a mm file: the number is in mm/s, the scale makes it SI
+    assert parse_rate("0.5 m/s", False, 1e-3, 1, "--speed", mm) == pytest.approx(0.5, rel=1e-14)
+    assert parse_rate("10 rad/s^2", True, 1.0, 2, "--acceleration", mm) == pytest.approx(10.0, rel=1e-15)
     with pytest.raises(AnalysisInputError, match="angular speed"):
-        parse_rate("3 m/s", True, 1.0, 1, "--speed crank")
+        parse_rate("3 m/s", True, 1.0, 1, "--speed crank", deg)
+    with pytest.raises(AnalysisInputError, match="expected"):
+        parse_rate("3 N", True, 1.0, 1, "--speed crank", deg)
 
 
 def test_toggle_point_is_reported_and_the_rest_kept():

@@ -74,40 +74,37 @@ def request_from_defaults(model) -> ForcesRequest:
 
 
 # -- quantities with units ----------------------------------------------------------------------------
-def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: int, where: str) -> float:
-    """A rate (``order`` 1: per s) or acceleration (2: per s^2) in SI: a plain number is in the
-    file's unit per s^order (``file_scale`` SI per file unit), a string may carry a unit
-    (``60rpm``, ``2 rad/s``, ``100 deg/s^2``, ``0.5 m/s``), parsed by pint (imported here only)."""
-    if isinstance(text, (int, float)):
-        return float(text) * file_scale
-    s = str(text).strip()
-    try:
-        return float(s) * file_scale
-    except ValueError:
-        pass
-    import pint
+def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: int, where: str,
+               units: dict[str, str] | None = None) -> float:
+    """A rate (``order`` 1: per s) or acceleration (2: per s^2) in SI. A plain number (or a
+    numeric string) is in the file's unit per s^order (``file_scale`` SI per file unit); a string
+    may carry a unit (``60rpm``, ``2 rad/s``, ``100 deg/s^2``, ``0.5 m/s``): converted to the
+    file's units (``units`` {"length", "angle"}) by :func:`linkcli.model.units.convert` (pint,
+    imported only then), then to SI. A number converted from a string in the file remembers its
+    kind (``Given``): a length for a rotation (or the reverse) is an error."""
+    from ..model.units import JOINT_ACCEL, JOINT_RATE, Given, UnitProblem, convert
 
-    ureg = _registry(pint)
-    target = ("radian" if is_rotation else "meter") + ("/second" if order == 1 else "/second**2")
-    try:
-        qty = ureg.Quantity(s)
-        return float(qty.to(target).magnitude)
-    except (pint.errors.PintError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+    want = "angle" if is_rotation else "length"
+    kind = ""
+    if isinstance(text, str):
+        try:
+            value = float(text)
+        except ValueError:
+            try:
+                value = convert(text, JOINT_RATE if order == 1 else JOINT_ACCEL, units or {})
+            except UnitProblem as exc:
+                raise AnalysisInputError(f"{where}: {exc}. {exc.hint}") from None
+            kind = value.kind
+    else:
+        value, kind = float(text), getattr(text, "kind", "") if isinstance(text, Given) else ""
+    if kind and kind != want:
         what = ("an angular" if is_rotation else "a linear") + (" speed" if order == 1 else " acceleration")
         example = ("60rpm, 2 rad/s or 360 deg/s" if order == 1 else "10 rad/s^2") if is_rotation else \
             ("0.5 m/s or 20 mm/s" if order == 1 else "2 m/s^2")
-        raise AnalysisInputError(f"{where}: {s!r} is not {what} ({exc}); write a number in the file's units "
-                                 f"per second or a value with a unit, e.g. {example}") from None
-
-
-_UREG = None
-
-
-def _registry(pint):
-    global _UREG
-    if _UREG is None:
-        _UREG = pint.UnitRegistry()
-    return _UREG
+        raise AnalysisInputError(f"{where}: {text!r} is a {kind} rate, the joint needs {what}; write e.g. {example}")
+    if not np.isfinite(value):
+        raise AnalysisInputError(f"{where}: {text!r} is not a finite number")
+    return float(value) * file_scale
 
 
 def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) -> np.ndarray:
@@ -117,7 +114,8 @@ def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) 
     for name, v in values.items():
         k = actuated_index(mech, name, option)
         rot = bool(mech.q_is_rotation[mech.q_actuated[k]])
-        out[k] = parse_rate(v, rot, float(scale[k]), order, f"{option} {name}")
+        out[k] = parse_rate(v, rot, float(scale[k]), order, f"{option} {name}",
+                            {"length": mech.length_unit, "angle": mech.angle_unit})
     return out
 
 

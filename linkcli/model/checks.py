@@ -573,9 +573,9 @@ class Checker:
         for key, value in self.m.assembly.items():
             if not isinstance(value, list):
                 check(("assembly", key), value, var_joint.get(key))
-        for section in ("solve", "simulate"):
+        for section in ("solve", "simulate", "forces"):
             block = getattr(self.m.analysis, section)
-            for field in ("set", "rates", "accelerations"):
+            for field in ("set", "rates", "accelerations", "speed"):
                 for key, value in (getattr(block, field, None) or {}).items():
                     check(("analysis", section, field, key), value, var_joint.get(key))
             for key, r in (getattr(block, "sweep", None) or {}).items():

@@ -383,3 +383,44 @@ def test_forces_job_in_batch_and_the_figure(tmp_path):
 
     forces_figure(mech, out.table, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_forces_do_not_depend_on_the_file_units():
+    """The engine in mm and degrees (speed given as '3000 rpm', the input sweep in degrees)
+    gives the same torques in N m and forces in N as in m and rad."""
+    r, l, mA, mB = 0.05, 0.17, 1.3, 0.9
+    si = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
+    mm_text = ENGINE.format(r=r * 1e3, l=l * 1e3, mA=mA, mB=mB, x0=(r + l) * 1e3).replace(
+        "{length: m, angle: rad}", "{length: mm, angle: deg}").replace(
+        "crank_pin: 0.5, A: -0.6, B: 0.1", "crank_pin: 28.6, A: -34.4, B: 5.7")
+    mm = mech_from_yaml(mm_text)
+    a = ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 2 * math.pi, num=37)], speeds={"crank_pin": "3000 rpm"})
+    b = ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 360.0, num=37)], speeds={"crank_pin": "3000 rpm"})
+    ta, tb = run_forces(si, a).table, run_forces(mm, b).table
+    for h in ("crank_pin.torque [N m]", "B.Fx [N]", "slide.Fy [N]", "shaking.Mz [N m]"):
+        # same physics; the sweeps' 1e-10 tolerances are relative to different length scales
+        assert np.allclose(ta[h], tb[h], rtol=1e-8, atol=1e-8 * np.abs(ta[h]).max()), h
+
+
+def test_file_forces_block_takes_units_and_rejects_the_wrong_kind():
+    from linkcli.analyses.forces import request_from_defaults
+    from linkcli.errors import MechanismFileError
+
+    good = PENDULUM.format(m=1, c=0.5, g=9.81, k=10, a=0.5, h=0.8, L0=0.3) + \
+        "analysis: {forces: {speed: {pivot: '30 rpm'}, loads: {arm.E: ['0 N', '-2 kN']}}}\n"
+    import textwrap
+
+    from linkcli.io.loader import validate_document
+    from linkcli.io.yaml_source import load_yaml
+
+    data, smap = load_yaml(textwrap.dedent(good), "<t>")
+    model = validate_document(data, smap, "<t>").model
+    req = request_from_defaults(model)
+    assert req.speeds["pivot"] == pytest.approx(180.0, rel=1e-14)  # deg/s: the file is in degrees
+    assert req.loads["arm.E"] == [0.0, -2000.0]
+    bad = good.replace("'30 rpm'", "'3 m/s'")
+    data, smap = load_yaml(textwrap.dedent(bad), "<t>")
+    with pytest.raises(MechanismFileError) as err:
+        validate_document(data, smap, "<t>")
+    text = "\n".join(d.format() for d in err.value.diagnostics)
+    assert "analysis.forces.speed.pivot" in text and "angle" in text

@@ -424,3 +424,67 @@ def test_file_forces_block_takes_units_and_rejects_the_wrong_kind():
         validate_document(data, smap, "<t>")
     text = "\n".join(d.format() for d in err.value.diagnostics)
     assert "analysis.forces.speed.pivot" in text and "angle" in text
+
+
+@pytest.mark.parametrize("name", ["watt_sixbar.yaml", "stephenson_sixbar.yaml", "fivebar.yaml", "spherical_rrp.yaml"])
+def test_static_input_torques_are_the_virtual_work_of_an_effector_load(name):
+    """Multi-loop, two-input and spatial mechanisms at rest with a force F at the effector frame
+    (gravity off): the torque/force of input i is minus F . dp/dtheta_i, dp/dtheta_i from the
+    velocity analysis with a unit rate of input i (virtual work)."""
+    from linkcli.core.velocity import frame_motion
+
+    mech = _mech(name)
+    m = mech.n_actuated
+    base = mech.q_init[mech.q_actuated]
+    steps = np.linspace(-0.2, 0.2, 9)[:, None] * np.eye(m)[0]  # sweep the first input near the estimate
+    res = solve_sweep(mech, base + steps, mech.q_init)
+    ok = res.status == Status.CONVERGED
+    assert ok.sum() >= 5
+    f = mech.effector_frame
+    F = np.array([7.0, -20.0, 0.0 if mech.planar else 5.0])
+    zero = np.zeros_like(res.q)
+    fr = ks.inverse_dynamics(mech, res.q, zero, zero, ok, res.condition,
+                             extra_loads=[ks.ExtraLoad(f, F, np.zeros(3))], gravity=np.zeros(3))
+    good = fr.status == ks.OK
+    for i in range(m):
+        rate = np.zeros((len(res.q), m))
+        rate[:, i] = 1.0
+        qd = joint_rates(mech, res.q, rate)
+        v = frame_motion(mech, res.q, qd)[0][:, f]
+        expect = -(v @ F)
+        # both exact up to the kinematic tolerance (1e-10) amplified by the conditioning
+        assert np.abs(fr.driver_force[good, i] - expect[good]).max() <= 1e-8 * max(np.abs(expect).max(), 1.0)
+
+
+def test_spatial_robot_power_balance_with_three_dimensional_inertia():
+    """PUMA 560 (spatial inertia tensors, gyroscopic terms) at random states: input power
+    equals dT/dt minus the power of gravity, with T = sum m v^2 / 2 + w . I_w w / 2 computed
+    here (dT/dt = sum m v . a + w . I_w alpha: the gyroscopic term does no work)."""
+    mech = _mech("puma560.yaml")
+    rng = np.random.default_rng(5)
+    n = 50
+    q = rng.uniform(-np.pi, np.pi, (n, mech.n_q))
+    qd = rng.uniform(-3, 3, (n, mech.n_q))
+    qdd = rng.uniform(-10, 10, (n, mech.n_q))
+    fr = ks.inverse_dynamics(mech, q, qd, qdd)
+    assert np.all(fr.status == ks.OK)
+    bm = ks.body_motion(mech, q, qd, qdd)
+    I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, mech.link_inertia[1:], bm.rot)
+    dT = np.einsum("b,nbi,nbi->n", mech.link_mass[1:], bm.vel, bm.acc) + np.einsum("nbi,nbij,nbj->n", bm.omg, I_w, bm.alpha)
+    p_g = np.einsum("b,nbi,i->n", mech.link_mass[1:], bm.vel, mech.gravity)
+    p_in = np.einsum("nk,nk->n", fr.driver_force, qd[:, mech.q_actuated])
+    scale = np.abs(dT).max() + np.abs(p_g).max()
+    assert np.abs(p_in - (dT - p_g)).max() <= 1e-11 * scale  # round-off of sums over 6 links
+
+
+def test_pin_moments_in_the_joint_frame():
+    """A revolute pin transmits no moment about its axis (M3 in the joint frame) unless it is
+    driven: there M3 is the driving torque."""
+    mech = _mech("fourbar.yaml")
+    res, qd, qdd = _motion(mech, np.radians(np.arange(0.0, 360.0, 10.0)), 2 * math.pi, 2.0)
+    fr = ks.inverse_dynamics(mech, res.q, qd, qdd)
+    j0 = mech.joint_names.index("crank_pin")
+    scale = np.abs(fr.reaction_force).max()
+    assert np.allclose(fr.reaction_moment_local[:, j0, 2], fr.driver_force[:, 0], rtol=1e-12, atol=1e-10 * scale)
+    others = [j for j in range(mech.n_joints) if j != j0]
+    assert np.abs(fr.reaction_moment_local[:, others, 2]).max() <= 1e-10 * scale

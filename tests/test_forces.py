@@ -488,3 +488,23 @@ def test_pin_moments_in_the_joint_frame():
     assert np.allclose(fr.reaction_moment_local[:, j0, 2], fr.driver_force[:, 0], rtol=1e-12, atol=1e-10 * scale)
     others = [j for j in range(mech.n_joints) if j != j0]
     assert np.abs(fr.reaction_moment_local[:, others, 2]).max() <= 1e-10 * scale
+
+
+def test_cli_equilibrium(tmp_path):
+    """Wiring: --equilibrium prints one row per rest position with its stability; --plot is
+    refused there (exit 2, before anything is computed)."""
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    f = tmp_path / "arm.yaml"
+    f.write_text(PENDULUM.format(m=2.0, c=0.5, g=9.81, k=100.0, a=0.6, h=0.8, L0=0.3), encoding="utf-8")
+    r = CliRunner().invoke(app, ["forces", str(f), "--equilibrium", "--sweep", "pivot=-179.3:180:0.7", "-f", "csv"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 5 and "pivot.stiffness [N m/rad]" in lines[0]
+    assert sum(line.endswith(",stable,ok") for line in lines) == 2
+    assert sum(line.endswith("unstable,ok") for line in lines) == 2
+    pytest.importorskip("matplotlib")
+    r = CliRunner().invoke(app, ["forces", str(f), "--equilibrium", "--plot", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and "--equilibrium" in r.output

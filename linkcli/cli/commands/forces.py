@@ -93,8 +93,11 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
     --static the torques that hold loads, or with --equilibrium the rest positions.
     Example: linkcli forces mechanisms/fourbar.yaml --speed crank_pin=60rpm -o forces.csv"""
     if plot is not None:  # --plot: format and matplotlib checked before the run
+        from linkcli.errors import AnalysisInputError
         from linkcli.plot.figures import check_figure_path
 
+        if equilibrium:
+            raise AnalysisInputError("--plot draws forces along a sweep; it is not available with --equilibrium")
         check_figure_path(plot)
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)

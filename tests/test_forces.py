@@ -508,3 +508,35 @@ def test_cli_equilibrium(tmp_path):
     pytest.importorskip("matplotlib")
     r = CliRunner().invoke(app, ["forces", str(f), "--equilibrium", "--plot", str(tmp_path / "x.png")])
     assert r.exit_code == 2 and "--equilibrium" in r.output
+
+
+def test_two_input_equilibrium_by_newton_from_the_start_point():
+    """Two pendulums on one ground, one with a torsional spring (free at 0 rad, k = 20 N m/rad):
+    Newton from near the rest position finds t1 = -90 deg (hanging) and t2 solving
+    k t2 + m g c cos t2 = 0, both stable (K = diag(m1 g c1, k - m2 g c2 sin t2) > 0)."""
+    from scipy.optimize import brentq
+
+    mech = mech_from_yaml("""
+    name: two pendulums
+    kind: planar
+    units: {length: m, angle: deg}
+    gravity: [0, -9.81]
+    links:
+      ground: {frames: {O: [0, 0], Q: [1, 0]}}
+      p1: {mass: 2.0, cg: [0.5, 0], inertia: 0.1, frames: {O: [0, 0]}}
+      p2: {mass: 3.0, cg: [0.25, 0], inertia: 0.1, frames: {Q: [0, 0]}}
+    joints:
+      j1: {type: revolute, parent: ground.O, child: p1.O, actuated: true}
+      j2: {type: revolute, parent: ground.Q, child: p2.Q, actuated: true}
+    base: ground
+    springs:
+      s2: {type: torsional, joint: j2, stiffness: 20, free_angle: 0}
+    """)
+    out = run_equilibrium(mech, ForcesRequest(set={"j1": -70.0, "j2": -20.0}))
+    assert out.table.n == 1 and out.n_failed == 0
+    k, mgc2 = 20.0, 3.0 * 9.81 * 0.25
+    t2 = brentq(lambda t: k * t + mgc2 * math.cos(t), -math.pi / 2, 0.0, xtol=1e-15)
+    assert math.radians(out.table["j1.q [deg]"][0]) == pytest.approx(-math.pi / 2, abs=1e-9)
+    assert math.radians(out.table["j2.q [deg]"][0]) == pytest.approx(t2, abs=1e-9)
+    assert out.table["j2.stiffness [N m/rad]"][0] == pytest.approx(k - mgc2 * math.sin(t2), rel=1e-8)
+    assert out.table["stability"][0] == "stable"

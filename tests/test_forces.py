@@ -540,3 +540,15 @@ def test_two_input_equilibrium_by_newton_from_the_start_point():
     assert math.radians(out.table["j2.q [deg]"][0]) == pytest.approx(t2, abs=1e-9)
     assert out.table["j2.stiffness [N m/rad]"][0] == pytest.approx(k - mgc2 * math.sin(t2), rel=1e-8)
     assert out.table["stability"][0] == "stable"
+
+
+def test_perfectly_balanced_arm_is_neutral_everywhere():
+    """Zero-free-length spring with k a h = m g c: V is constant, the holding torque vanishes
+    at every angle (the classical gravity compensator): reported once, neutral everywhere,
+    instead of sign changes of round-off noise."""
+    m, c, g, a, h = 2.0, 0.5, 9.81, 0.6, 0.8
+    k = m * g * c / (a * h)
+    mech = mech_from_yaml(PENDULUM.format(m=m, c=c, g=g, k=k, a=a, h=h, L0=0))
+    out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("pivot", -170.0, 170.0, step=1.0)]))
+    assert out.table.n == 1 and out.table["stability"][0] == "neutral everywhere"
+    assert any("balanced" in msg for msg in out.messages)

@@ -320,6 +320,9 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
     messages = sweep_messages(mech, res, path)
+    if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
+        messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
+                        "equilibrium everywhere); the first point is reported")
     if not eqs:
         messages.append("no rest position found: the holding torque keeps its sign along the sweep "
                         "(sweep a wider range, or start nearer with --set)")

@@ -547,6 +547,22 @@ class Equilibrium:
 
 #: relative size of the holding torque (to the torques seen along the search) accepted at rest
 EQUILIBRIUM_RTOL = 1e-10
+#: holding torques below this fraction of the loads' own torque scale everywhere: balanced
+BALANCED_RTOL = 1e-9
+
+
+def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> float:
+    """A magnitude (N m) of the torques the loads could exert on the mechanism: weights, spring
+    forces at their free length plus the mechanism size, and constant loads, times the mechanism
+    size (m); the yardstick for "the holding torque is zero everywhere"."""
+    L = length_scale(mech)
+    g = np.linalg.norm(mech.gravity if gravity is None else gravity)
+    scale = float(np.sum(mech.link_mass) * g * L)
+    scale += float(np.sum(mech.axial_stiffness * (np.abs(mech.axial_free_length) + L)) * L)
+    scale += float(np.sum(mech.torsional_stiffness) * np.pi)
+    scale += float(np.sum(np.linalg.norm(mech.load_force, axis=-1)) * L + np.sum(np.linalg.norm(mech.load_torque, axis=-1)))
+    scale += sum(float(np.linalg.norm(ld.force)) * L + float(np.linalg.norm(ld.torque)) for ld in extra_loads)
+    return scale
 
 
 def classify(K: np.ndarray, scale: float) -> str:
@@ -583,6 +599,11 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     tau, K = st.holding, st.stiffness
     scale_tau = max(float(np.abs(tau).max(initial=0.0)), 1e-300)
     scale_k = float(np.abs(K).max(initial=0.0))
+    if scale_tau <= BALANCED_RTOL * load_torque_scale(mech, extra_loads, gravity):
+        # the holding torque vanishes along the whole path (a balanced mechanism, e.g. a
+        # zero-free-length spring compensating gravity): neutral equilibrium everywhere
+        i = idx[0]
+        return [Equilibrium(a_path[i].copy(), q_path[i].copy(), tau[0], K[0], "neutral everywhere", True, 0)]
     rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
     max_step = np.where(rot, 0.2, 0.1 * length_scale(mech))
 

@@ -136,6 +136,10 @@ def extra_loads(mech: CompiledMechanism, loads: dict[str, list[float]], option: 
     for name, force in loads.items():
         if name not in mech.frame_names:
             raise AnalysisInputError(f"{option}: unknown frame '{name}'. " + choices_hint("frames", name, named))
+        if mech.frame_link[mech.frame_names.index(name)] == 0:
+            raise AnalysisInputError(f"{option} {name}: a load on the base link '{mech.link_names[0]}' does nothing; "
+                                     "put it on a moving link's frame. " + choices_hint(
+                                         "frames", name, [n for n in named if not n.startswith(mech.link_names[0] + ".")]))
         if len(force) != dim:
             raise AnalysisInputError(f"{option} {name}: a force needs {dim} components (N, world frame), "
                                      f"got {len(force)}")

@@ -463,7 +463,7 @@ def _load_points(dm, q, qd, qdd) -> dict:
 def _virtual_power(dm, q, P, qd) -> np.ndarray:
     """Generalized applied force on one input ``Q = sum F . dp/dtheta`` (n,) for the point
     velocities ``P`` of a unit input rate (gravity, constant loads, springs)."""
-    mass = dm.link_mass[1:]
+    mass = inertial_properties(dm)[0]  # the dynamics model's body masses
     Qv = np.einsum("b,nbi,i->n", mass, P["cg"]["vel"], dm.gravity)
     live = dm.load_link > 0
     if live.any():
@@ -490,7 +490,7 @@ def _axial(P):
 def _power_derivative(dm, q, Pi, Pj, acc, qdi, qdj) -> np.ndarray:
     """``d Q_i / d theta_j`` (n,): ``acc`` holds the second derivatives ``d2/dtheta_i dtheta_j``
     of the load points, loaded links' rotations and joint variables (see :func:`_derivatives`)."""
-    mass = dm.link_mass[1:]
+    mass = inertial_properties(dm)[0]  # the dynamics model's body masses
     dQ = np.einsum("b,nbi,i->n", mass, acc["cg"], dm.gravity)
     live = dm.load_link > 0
     if live.any():

@@ -477,12 +477,15 @@ def test_spatial_robot_power_balance_with_three_dimensional_inertia():
     assert np.abs(p_in - (dT - p_g)).max() <= 1e-11 * scale  # round-off of sums over 6 links
 
 
-def test_pin_moments_in_the_joint_frame():
+@pytest.mark.parametrize("name", ["fourbar.yaml", "planar_fourbar_as_spatial.yaml"])
+def test_pin_moments_in_the_joint_frame(name):
     """A revolute pin transmits no moment about its axis (M3 in the joint frame) unless it is
-    driven: there M3 is the driving torque."""
-    mech = _mech("fourbar.yaml")
+    driven: there M3 is the driving torque (spatial model: also with the minimum-norm split)."""
+    mech = _mech(name)
     res, qd, qdd = _motion(mech, np.radians(np.arange(0.0, 360.0, 10.0)), 2 * math.pi, 2.0)
-    fr = ks.inverse_dynamics(mech, res.q, qd, qdd)
+    P = mech.frame_names.index("coupler.P")  # a load, so that the massless spatial model has forces
+    load = [ks.ExtraLoad(P, np.array([10.0, -50.0, 0.0]), np.zeros(3))]
+    fr = ks.inverse_dynamics(mech, res.q, qd, qdd, extra_loads=load)
     j0 = mech.joint_names.index("crank_pin")
     scale = np.abs(fr.reaction_force).max()
     assert np.allclose(fr.reaction_moment_local[:, j0, 2], fr.driver_force[:, 0], rtol=1e-12, atol=1e-10 * scale)

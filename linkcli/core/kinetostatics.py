@@ -144,11 +144,16 @@ def _generalized(planar: bool, lin: np.ndarray, ang: np.ndarray) -> np.ndarray:
 
 def _inertia_terms(model, bm: BodyMotion) -> tuple[np.ndarray, np.ndarray]:
     """``(force (n, n_b, 3), moment (n, n_b, 3))``: ``m a`` and ``I_w alpha + w x I_w w`` (about
-    the CG, world) of every body: the rate of change of its momentum."""
+    the CG, world) of every body: the rate of change of its momentum. Planar bodies turn about
+    z only: ``Izz alpha_z`` (no gyroscopic term)."""
     force = model.b_mass[None, :, None] * bm.acc
-    I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, model.b_inertia, bm.rot)
-    Iw = np.einsum("nbij,nbj->nbi", I_w, bm.omg)
-    moment = np.einsum("nbij,nbj->nbi", I_w, bm.alpha) + np.cross(bm.omg, Iw)
+    if model.planar:
+        moment = np.zeros_like(bm.alpha)
+        moment[..., 2] = model.b_inertia[None, :, 2, 2] * bm.alpha[..., 2]
+        return force, moment
+    I_w = bm.rot @ model.b_inertia[None] @ np.swapaxes(bm.rot, -1, -2)
+    Iw = (I_w @ bm.omg[..., None])[..., 0]
+    moment = (I_w @ bm.alpha[..., None])[..., 0] + np.cross(bm.omg, Iw)
     return force, moment
 
 
@@ -289,11 +294,10 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     driver_force[:, model.ri[drv_rows, R_DRV]] = -lam[:, drv_rows]
     bad = ~np.all(np.isfinite(lam), axis=1) | unbalanced
     F_sh, M_sh = _shaking(dm, model, bm, f_in, m_in)
-    R_child = _joint_frames(dm, s.link_pose)
+    f_local, m_local = _to_joint_frames(dm, s.link_pose, s.force, s.moment)
     fill = {
         "driver_force": driver_force, "reaction_force": s.force, "reaction_moment": s.moment,
-        "reaction_force_local": np.einsum("njab,nja->njb", R_child, s.force),
-        "reaction_moment_local": np.einsum("njab,nja->njb", R_child, s.moment),
+        "reaction_force_local": f_local, "reaction_moment_local": m_local,
         "axial": s.axial, "torsional": s.torsional, "inertia_force": -f_in, "inertia_moment": -m_in,
         "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
         "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
@@ -373,9 +377,24 @@ def _shaking(dm, model, bm: BodyMotion, f_in, m_in) -> tuple[np.ndarray, np.ndar
     return F, M
 
 
-def _joint_frames(dm, link_pose: np.ndarray) -> np.ndarray:
-    """(n, n_j, 3, 3) world rotation of each joint's child-side joint frame."""
-    return link_pose[:, dm.joint_child, :3, :3] @ dm.T_child_joint[None, :, :3, :3]
+def _to_joint_frames(dm, link_pose: np.ndarray, force: np.ndarray, moment: np.ndarray):
+    """World reactions (n, n_j, 3) in each joint's child-side joint-frame axes. Planar: one
+    rotation angle per joint frame (cos/sin arithmetic instead of 3x3 products)."""
+    if dm.planar:
+        R_link = link_pose[:, dm.joint_child][..., :2, 0]  # (cos, sin) of the child link
+        Rj = dm.T_child_joint[:, :2, 0]  # (cos, sin) of the joint frame on it
+        c = R_link[..., 0] * Rj[None, :, 0] - R_link[..., 1] * Rj[None, :, 1]
+        s = R_link[..., 1] * Rj[None, :, 0] + R_link[..., 0] * Rj[None, :, 1]
+        out = []
+        for v in (force, moment):
+            w = v.copy()
+            w[..., 0] = c * v[..., 0] + s * v[..., 1]
+            w[..., 1] = -s * v[..., 0] + c * v[..., 1]
+            out.append(w)
+        return out[0], out[1]
+    R = link_pose[:, dm.joint_child, :3, :3] @ dm.T_child_joint[None, :, :3, :3]
+    RT = np.swapaxes(R, -1, -2)
+    return (RT @ force[..., None])[..., 0], (RT @ moment[..., None])[..., 0]
 
 
 # --- static equilibrium ---------------------------------------------------------------------------

@@ -242,7 +242,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     ``ok`` (n,) marks the points whose kinematics succeeded (others: NO_ASSEMBLY); ``condition``
     (n,) the kinematic condition number (above SINGULAR_CONDITION: SINGULAR). Zero ``qd`` and
     ``qdd`` give kinetostatics. Raises ValueError when the actuated inputs do not determine the
-    motion of every link (free degrees of freedom: see :func:`static_equilibrium`).
+    motion of every loaded link (free degrees of freedom: see :func:`find_equilibria`).
     """
     q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd))
     n = len(q)
@@ -260,7 +260,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     nb, nj, n_act = len(mass), mech.n_joints, mech.n_actuated
     idx = np.flatnonzero(ok)
     warnings: list[str] = []
-    out = _empty(n, nb, nj, n_act, len(mech.axial_names), len(mech.torsional_names), status, warnings)
+    out = _empty(n, nb, nj, n_act, len(mech.axial_names), len(mech.torsional_names), status, ())
     if not len(idx):
         return out
     qs, qds, qdds = q[idx], qd[idx], qdd[idx]
@@ -307,7 +307,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         arr = getattr(out, name)
         arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)
     status[idx[bad]] = SINGULAR
-    return out
+    return replace(out, warnings=tuple(warnings))
 
 
 def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
@@ -329,7 +329,10 @@ def _multipliers(model, G: np.ndarray, rhs: np.ndarray, size: float) -> tuple[np
     Gs = G * row_scale[:, None] * col_scale[None, :]
     b = rhs * col_scale
     n_rows, n_gen = G.shape[1], G.shape[2]
-    rank = matrix_rank(Gs[0]) if len(Gs) else min(n_rows, n_gen)
+    # the structural rank: the largest over a few points spread along the path (a point that
+    # happens to sit near a singular position must not decide it)
+    probe = np.unique(np.linspace(0, len(Gs) - 1, min(len(Gs), 5)).astype(int)) if len(Gs) else []
+    rank = max((matrix_rank(Gs[p]) for p in probe), default=min(n_rows, n_gen))
     if rank < n_gen:
         GsT = np.swapaxes(Gs, 1, 2)
         lam_s = np.einsum("nri,ni->nr", np.linalg.pinv(GsT, rcond=1e-9), b)

@@ -338,6 +338,11 @@ def test_cli_forces_writes_a_table_and_summary(tmp_path, fourbar_path):
     assert r.exit_code == 2 and "angular speed" in r.output
     r = CliRunner().invoke(app, ["forces", fourbar_path, "--load", "couplr.P=0,1"])
     assert r.exit_code == 2 and "coupler.P" in r.output
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--load", "coupler.P=0,2 m"])
+    assert r.exit_code == 2 and "force" in r.output
+    r1, r2 = (CliRunner().invoke(app, ["forces", fourbar_path, "--static", "--sweep", "crank_pin=0:20:10", "-f", "csv",
+                                       "--load", load]) for load in ("coupler.P=0,-100", "coupler.P=0 N,-0.1 kN"))
+    assert r1.exit_code == 0 and r1.stdout == r2.stdout
 
 
 def test_idle_freedom_rssr_torque_is_the_virtual_work_of_the_load():

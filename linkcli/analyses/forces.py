@@ -43,7 +43,7 @@ class ForcesRequest:
     speeds: dict[str, float | str] = field(default_factory=dict)
     accelerations: dict[str, float | str] = field(default_factory=dict)
     static: bool = False
-    loads: dict[str, list[float]] = field(default_factory=dict)
+    loads: dict[str, list[float | str]] = field(default_factory=dict)
     gravity: bool = True
     tol: float = 1e-10
 
@@ -144,9 +144,26 @@ def extra_loads(mech: CompiledMechanism, loads: dict[str, list[float]], option: 
             raise AnalysisInputError(f"{option} {name}: a force needs {dim} components (N, world frame), "
                                      f"got {len(force)}")
         f3 = np.zeros(3)
-        f3[:dim] = force
+        f3[:dim] = [_force(v, f"{option} {name}") for v in force]
         out.append(ks.ExtraLoad(mech.frame_names.index(name), f3, np.zeros(3)))
     return out
+
+
+def _force(value: float | str, where: str) -> float:
+    """A force component in N: a number, or a string with a unit (``2 kN``, pint)."""
+    from ..model.units import FORCE, UnitProblem, convert
+
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            try:
+                value = convert(value, FORCE, {})
+            except UnitProblem as exc:
+                raise AnalysisInputError(f"{where}: {exc}. {exc.hint}") from None
+    if not np.isfinite(value):
+        raise AnalysisInputError(f"{where}: a force component must be finite, got {value!r}")
+    return float(value)
 
 
 # -- the analysis ------------------------------------------------------------------------------------

@@ -595,8 +595,8 @@ class Checker:
             if not isinstance(value, list):
                 check(("assembly", key), value, var_joint.get(key))
         for section in ("solve", "simulate", "forces"):
-            block = getattr(self.m.analysis, section, None)
-            for field in ("set", "rates", "speed", "accelerations"):
+            block = getattr(self.m.analysis, section)
+            for field in ("set", "rates", "accelerations", "speed"):
                 for key, value in (getattr(block, field, None) or {}).items():
                     check(("analysis", section, field, key), value, var_joint.get(key))
             for key, r in (getattr(block, "sweep", None) or {}).items():

@@ -291,20 +291,20 @@ class SimulateDefaults(Strict):
 
 class ForcesDefaults(Strict):
     """Defaults of `linkcli forces`: the motion (``set``/``sweep``/``mode``; default: the
-    ``solve`` block's), input speeds and accelerations (file units per s, per s^2, or a string
-    with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or accelerations),
-    extra ``loads`` (force in N, world components, at a frame: ``coupler.P: [0, -100]``) and
-    whether ``gravity`` acts."""
+    ``solve`` block's), input ``speed`` and ``accelerations`` (file units per s, per s^2, or a
+    string with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or
+    accelerations), extra ``loads`` (force in N, world components, at a frame:
+    ``coupler.P: [0, -100]``) and whether ``gravity`` acts."""
 
     set: dict[str, Annotated[float, Q(JOINT, doc="Actuated values by variable name")]] = Field(default_factory=dict)
     sweep: dict[str, SweepRange] = Field(default_factory=dict)
     mode: Literal["grid", "zip"] = "grid"
-    speed: dict[str, Annotated[float, Q(JOINT_RATE, doc="Input speeds by variable name")]] = \
+    speed: dict[str, Annotated[float, Q(JOINT_RATE, doc="Input speed by variable name")]] = \
         Field(default_factory=dict)
-    accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Input accelerations by variable name")]] = \
+    accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Input acceleration by variable name")]] = \
         Field(default_factory=dict)
     static: Bool = False
-    loads: dict[FrameRef, Annotated[list[float], Q(FORCE, "vector", doc="Extra force at a frame, world frame")]] = \
+    loads: dict[FrameRef, Annotated[list[float], Q(FORCE, "vector", doc="Force at the frame, world components")]] = \
         Field(default_factory=dict)
     gravity: Bool = True
 

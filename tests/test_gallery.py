@@ -234,3 +234,33 @@ def test_assembly_estimate_closes_the_loops(path):
     if mech.n_loops:
         res = loop_residuals(mech, mech.q_init)
         assert res.max() < 1e-3
+
+
+def test_watt_midpoint_is_an_undulation_point_of_a_symmetric_path():
+    mech, _, d = _solve("watt")
+    phi = np.radians(d["pivot1.q [deg]"])
+    P = np.stack([d["coupler.P.x [m]"], d["coupler.P.y [m]"]], -1)
+    def closed_form(phi):  # A on the arm circle, B by circle intersection (|AB| = 1, |B O2| = 2)
+        A = 2 * np.stack([np.cos(phi), np.sin(phi)], -1)
+        v = np.array([4.0, 1.0]) - A
+        L = np.linalg.norm(v, axis=1)
+        x = (1 - 4 + L**2) / (2 * L)
+        h = np.sqrt(1 - x**2)
+        e = v / L[:, None]
+        B = A + x[:, None] * e + h[:, None] * np.stack([-e[:, 1], e[:, 0]], -1)
+        return (A + B) / 2
+
+    np.testing.assert_allclose(P, closed_form(phi), atol=1e-9)
+    # central symmetry of the linkage about P0 = (2, 0.5): 2 P0 - P is on the path too. Dense
+    # closed-form samples 1e-4 deg apart (P moves < 4e-6 m between them)
+    curve = closed_form(np.radians(np.linspace(-20, 20, 400001)))
+    mirrored = np.array([4.0, 1.0]) - P
+    gaps = np.array([np.linalg.norm(curve - m, axis=1).min() for m in mirrored])
+    assert gaps.max() < 1e-5
+    # deviation from x = 2 of fifth order in the travel: doubling the travel multiplies it by
+    # 2^5 = 32 (the next term changes that by ~10 % at these travels)
+    dev = np.abs(P[:, 0] - 2.0)
+    travel = np.abs(P[:, 1] - 0.5)
+    k = np.polyfit(np.log(travel[dev > 1e-12]), np.log(dev[dev > 1e-12]), 1)[0]
+    assert 4.5 < k < 5.5
+    assert dev.max() < 2e-3 and np.ptp(P[:, 1]) > 1.0

@@ -264,3 +264,29 @@ def test_watt_midpoint_is_an_undulation_point_of_a_symmetric_path():
     k = np.polyfit(np.log(travel[dev > 1e-12]), np.log(dev[dev > 1e-12]), 1)[0]
     assert 4.5 < k < 5.5
     assert dev.max() < 2e-3 and np.ptp(P[:, 1]) > 1.0
+
+
+@pytest.mark.parametrize("dp, rpy_deg", [((0.02, -0.03, 0.05), (3.0, -2.0, 5.0)),
+                                          ((-0.1, 0.05, -0.15), (-8.0, 6.0, -12.0))])
+def test_stewart_gough_forward_kinematics_recovers_the_pose(dp, rpy_deg):
+    """Pick a platform pose, compute the six leg lengths by the closed-form inverse
+    |c + R (b_i - c0) - a_i| from the anchors in the file, give them to `solve` and get the
+    pose back (forward kinematics has no closed form: Newton from the drawn pose)."""
+    from linkcli.core.transforms import rpy_to_matrix
+
+    loaded, mech = load_and_compile(GALLERY / "stewart_gough.yaml")
+    frames = dict(zip(mech.frame_names, mech.T_link_frame))
+    a = np.array([frames[f"ground.a{i}"][:3, 3] for i in range(1, 7)])
+    b = np.array([frames[f"platform.b{i}"][:3, 3] for i in range(1, 7)])
+    c0 = frames["platform.C"][:3, 3]
+    R = rpy_to_matrix(np.radians(rpy_deg))
+    c = c0 + np.asarray(dp)
+    lengths = np.linalg.norm(c + (b - c0) @ R.T - a, axis=1)
+    change = lengths - np.linalg.norm(b - a, axis=1)
+    req = SolveRequest(set={f"leg{i}": float(v) for i, v in enumerate(change, 1)}, output_frames=["platform.C"])
+    out = run_solve(mech, req, loaded)
+    d = {col.header: col.values[0] for col in out.table.columns}
+    assert d["status"] == "ok"
+    # solver tolerance 1e-10; the anchors are written to 10 digits, but both sides use them
+    np.testing.assert_allclose([d["effector.x [m]"], d["effector.y [m]"], d["effector.z [m]"]], c, atol=1e-8)
+    np.testing.assert_allclose([d[f"effector.{k} [deg]"] for k in ("roll", "pitch", "yaw")], rpy_deg, atol=1e-6)

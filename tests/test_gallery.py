@@ -13,6 +13,10 @@ property, from the geometry, never from a stored run of itself:
 * Sarrus: the top plate moves along z only and does not turn; mobility 1 by rank;
 * Bennett: mobility 1 by rank although Gruebler says -2, and Bennett's closure equation
   tan(t1/2) tan(t2/2) = sin((beta + alpha)/2) / sin((beta - alpha)/2) along the sweep;
+* Watt: P by circle intersection, the path centrally symmetric, deviation of fifth order;
+* Jansen: the foot by successive circle intersections from the published dimensions: stride,
+  lift and the flat bottom;
+* Stewart-Gough: forward kinematics recovers a pose from its closed-form leg lengths;
 * UR5: tool pose by an independent product of standard DH matrices written out here, and the
   published zero pose (a2 + a3, -(d4 + d6), d1 - d5).
 """
@@ -35,7 +39,8 @@ GALLERY = REPO / "mechanisms" / "gallery"
 FILES = sorted(GALLERY.glob("*.yaml"))
 SCHEMA_LINE = "# yaml-language-server: $schema=../../schemas/mechanism.schema.json"
 
-CLASSICS = {"peaucellier", "hoekens", "chebyshev", "scotch_yoke", "quick_return", "sarrus", "bennett", "ur5"}
+CLASSICS = {"peaucellier", "hoekens", "chebyshev", "watt", "jansen", "scotch_yoke", "quick_return", "sarrus", "bennett",
+            "stewart_gough", "ur5"}
 
 
 def _solve(name):
@@ -290,3 +295,40 @@ def test_stewart_gough_forward_kinematics_recovers_the_pose(dp, rpy_deg):
     # solver tolerance 1e-10; the anchors are written to 10 digits, but both sides use them
     np.testing.assert_allclose([d["effector.x [m]"], d["effector.y [m]"], d["effector.z [m]"]], c, atol=1e-8)
     np.testing.assert_allclose([d[f"effector.{k} [deg]"] for k in ("roll", "pitch", "yaw")], rpy_deg, atol=1e-6)
+
+
+def _circles(P, rP, Q, rQ, side):
+    """Intersection of the circles (P, rP) and (Q, rQ) (n, 2); side +1: left of P -> Q."""
+    v = Q - P
+    L = np.linalg.norm(v, axis=-1)
+    x = (rP**2 - rQ**2 + L**2) / (2 * L)
+    h = np.sqrt(rP**2 - x**2)
+    e = v / L[:, None]
+    return P + x[:, None] * e + side * h[:, None] * np.stack([-e[:, 1], e[:, 0]], -1)
+
+
+def test_jansen_foot_path_stride_and_lift():
+    """The foot G by successive circle intersections from Jansen's published dimensions (cm),
+    then stride, lift and the flat bottom of the path."""
+    mech, _, d = _solve("jansen")
+    a, b, c, dd, e, f, g, h, i, j, k, l, m = 38, 41.5, 39.3, 40.1, 55.8, 39.4, 36.7, 65.7, 49, 50, 61.9, 7.8, 15
+    theta = np.radians(d["crank.q [deg]"])
+    def foot(theta):
+        A = m * np.stack([np.cos(theta), np.sin(theta)], -1)
+        Z = np.broadcast_to([-a, -l], A.shape)
+        B = _circles(Z, b, A, j, +1)
+        D = _circles(Z, c, A, k, -1)
+        C = _circles(Z, dd, B, e, +1)
+        F = _circles(C, f, D, g, -1)
+        return _circles(D, i, F, h, +1)
+
+    P = np.stack([d["foot.G.x [cm]"], d["foot.G.y [cm]"]], -1)
+    np.testing.assert_allclose(P, foot(theta), atol=1e-7)  # cm; frames written to 1e-10 cm, solver 1e-10
+    # stride and lift (67.91 and 22.46 cm) of the closed-form path sampled every 0.01 deg; the
+    # file's 1-deg samples miss the extremes by < 0.02 cm
+    G = foot(np.radians(np.arange(0, 360, 0.01)))
+    assert np.ptp(P[:, 0]) == pytest.approx(np.ptp(G[:, 0]), abs=0.02)
+    assert np.ptp(P[:, 1]) == pytest.approx(np.ptp(G[:, 1]), abs=0.02)
+    assert 60 < np.ptp(G[:, 0]) < 75 and 20 < np.ptp(G[:, 1]) < 25  # the leg's familiar proportions
+    low = P[:, 1] < P[:, 1].min() + 1.0  # the flat bottom: within 1 cm of the lowest point
+    assert low.mean() > 0.4 and np.ptp(P[low, 0]) > 55

@@ -220,7 +220,7 @@ def test_ur5_forward_kinematics_from_the_published_table(q_deg):
              (0.09465, 0, -np.pi / 2), (0.0823, 0, 0)]
     q = np.radians(q_deg)
     T = np.eye(4)
-    for qi, (d, a, alpha) in zip(q, table):
+    for qi, (d, a, alpha) in zip(q, table, strict=True):
         T = T @ _dh(qi, d, a, alpha)
     got = effector_pose(mech, link_poses(mech, q))
     np.testing.assert_allclose(got, T, atol=1e-12)
@@ -280,7 +280,7 @@ def test_stewart_gough_forward_kinematics_recovers_the_pose(dp, rpy_deg):
     from linkcli.core.transforms import rpy_to_matrix
 
     loaded, mech = load_and_compile(GALLERY / "stewart_gough.yaml")
-    frames = dict(zip(mech.frame_names, mech.T_link_frame))
+    frames = dict(zip(mech.frame_names, mech.T_link_frame, strict=True))
     a = np.array([frames[f"ground.a{i}"][:3, 3] for i in range(1, 7)])
     b = np.array([frames[f"platform.b{i}"][:3, 3] for i in range(1, 7)])
     c0 = frames["platform.C"][:3, 3]
@@ -311,11 +311,11 @@ def test_jansen_foot_path_stride_and_lift():
     """The foot G by successive circle intersections from Jansen's published dimensions (cm),
     then stride, lift and the flat bottom of the path."""
     mech, _, d = _solve("jansen")
-    a, b, c, dd, e, f, g, h, i, j, k, l, m = 38, 41.5, 39.3, 40.1, 55.8, 39.4, 36.7, 65.7, 49, 50, 61.9, 7.8, 15
+    a, b, c, dd, e, f, g, h, i, j, k, ll, m = 38, 41.5, 39.3, 40.1, 55.8, 39.4, 36.7, 65.7, 49, 50, 61.9, 7.8, 15
     theta = np.radians(d["crank.q [deg]"])
     def foot(theta):
         A = m * np.stack([np.cos(theta), np.sin(theta)], -1)
-        Z = np.broadcast_to([-a, -l], A.shape)
+        Z = np.broadcast_to([-a, -ll], A.shape)
         B = _circles(Z, b, A, j, +1)
         D = _circles(Z, c, A, k, -1)
         C = _circles(Z, dd, B, e, +1)

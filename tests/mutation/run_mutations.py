@@ -60,7 +60,8 @@ MUTATIONS = [
              '"phase": d.phase * angle_scale', '"phase": d.phase', UNITS,
              "harmonic driver phase used in the file's angle unit (deg) as if radians"),
     Mutation("edge-spring-stiffness-unit", "linkcli/compile.py",
-             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls', 'axial_stiffness=arr([getattr(e, "stiffness", 0.0)',
+             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls',
+             'axial_stiffness=arr([getattr(e, "stiffness", 0.0)',
              UNITS, "linear spring stiffness not converted between length units"),
     Mutation("edge-spring-free-length-unit", "linkcli/compile.py",
              'getattr(e, "free_length", 0.0) * b.ls', 'getattr(e, "free_length", 0.0)', UNITS,
@@ -89,7 +90,8 @@ MUTATIONS = [
     Mutation("core-rpy-order", "linkcli/core/transforms.py",
              "return rot_z(rpy[..., 2]) @ rot_y(rpy[..., 1]) @ rot_x(rpy[..., 0])",
              "return rot_x(rpy[..., 0]) @ rot_y(rpy[..., 1]) @ rot_z(rpy[..., 2])",
-             ("tests/test_format_reference.py", "tests/test_transforms.py", "tests/test_examples.py", "tests/reference"),
+             ("tests/test_format_reference.py", "tests/test_transforms.py", "tests/test_examples.py",
+              "tests/reference"),
              "roll-pitch-yaw composed in the wrong order"),
     Mutation("core-universal-axis-order", "linkcli/compile.py",
              '"universal": [(X, True), (Y, True)]', '"universal": [(Y, True), (X, True)]',
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(lambda m: run_one(m, args.timeout), chosen))
-    for m, (outcome, seconds, detail) in zip(chosen, results):
+    for m, (outcome, seconds, detail) in zip(chosen, results, strict=True):
         print(f"{outcome:9s} {m.id:40s} {seconds:6.1f} s  {detail}", flush=True)
     caught = sum(r[0] == "caught" for r in results)
     survived = sum(r[0] == "survived" for r in results)

@@ -139,3 +139,24 @@ def test_the_worked_dh_row(convention, origin):
     T = link_poses(mech, np.array([np.pi / 2]))[1]
     np.testing.assert_allclose(T[:3, 3], origin, atol=1e-14)
     np.testing.assert_allclose(T[:3, :3], _Rz(np.pi / 2), atol=1e-14)
+
+
+def test_every_status_the_code_can_report_is_in_the_format_reference():
+    """Truth: the status vocabularies of the analyses, read from the code."""
+    import re as _re
+
+    from linkcli.batch.worker import STATUSES
+    from linkcli.core import kinetostatics, limits
+    from linkcli.core.dynamics import integrator
+    from linkcli.core.inverse import IKStatus
+    from linkcli.core.loop_closure import STATUS_TEXT
+
+    text = (REPO / "docs" / "format.md").read_text(encoding="utf-8")
+    spans = set(_re.findall(r"`([^`\n]+)`", text))
+    words = {w for span in spans for w in _re.findall(r"[A-Za-z_]+", span)}
+    names = (set(limits.ROW_STATUS) | set(STATUS_TEXT.values()) | {s.name.lower() for s in IKStatus}
+             | set(integrator.STATUS_NAMES) | set(kinetostatics.STATUS_NAMES) | set(STATUSES)
+             | {"singular_crossing", "singular_point", "reassembled", "end_of_range", "solver_limit"})
+    sweep_src = (REPO / "linkcli" / "core" / "sweep.py").read_text(encoding="utf-8")
+    names |= set(_re.findall(r'SweepEvent\([^,()]+(?:\([^()]*\))?, "([a-z_]+)"', sweep_src))  # event kinds
+    assert sorted(names - words) == []

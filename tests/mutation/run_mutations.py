@@ -49,7 +49,7 @@ class Mutation:
     why: str
 
 
-UNITS = ("tests/test_dynamics_springs.py", "tests/test_dynamics_profiles.py", "tests/test_dynamics_fourbar.py",
+UNITS = ("tests/test_units_invariance.py", "tests/test_dynamics_springs.py", "tests/test_dynamics_profiles.py", "tests/test_dynamics_fourbar.py",
          "tests/test_compile.py", "tests/test_examples.py", "tests/reference")
 KINEMATICS = ("tests/reference", "tests/test_kinematics_fast.py", "tests/test_compile.py", "tests/test_examples.py",
               "tests/test_examples_analyses.py")
@@ -60,9 +60,9 @@ MUTATIONS = [
              '"phase": d.phase * angle_scale', '"phase": d.phase', UNITS,
              "harmonic driver phase used in the file's angle unit (deg) as if radians"),
     Mutation("edge-spring-stiffness-unit", "linkcli/compile.py",
-             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls',
-             'axial_stiffness=arr([getattr(e, "stiffness", 0.0)',
-             UNITS, "linear spring stiffness not converted between length units"),
+             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) for _, e in axial])',
+             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls for _, e in axial])',
+             UNITS, "linear spring stiffness taken per file length unit (N/mm) instead of N/m"),
     Mutation("edge-spring-free-length-unit", "linkcli/compile.py",
              'getattr(e, "free_length", 0.0) * b.ls', 'getattr(e, "free_length", 0.0)', UNITS,
              "spring free length left in the file's length unit (mm as m)"),

@@ -63,7 +63,8 @@ def _frame_schema(schema: dict[str, Any]) -> None:
 class Frame(Strict):
     """A frame on a link. Planar: ``[x, y]``, ``[x, y, angle]`` or ``{origin: [x, y], angle: a}``.
     Spatial: ``[x, y, z]`` or ``{origin: [x, y, z], rpy: [r, p, y]}`` (or ``axis_angle`` or a
-    3x3 ``rotation``). Angles in the file's angle unit, lengths in its length unit."""
+    3x3 ``rotation``). Angles in the file's angle unit, lengths in its length unit. rpy is
+    ``Rz(yaw) Ry(pitch) Rx(roll)`` (fixed x, then y, then z): docs/format.md, "Links and frames"."""
 
     model_config = ConfigDict(json_schema_extra=_frame_schema)
 
@@ -143,6 +144,10 @@ class Link(Strict):
 
 
 class Joint(Strict):
+    """A joint between a frame of the parent link and a frame of the child link. Its variables
+    move the child's joint frame relative to the parent's, all 0 when the frames coincide;
+    variables, axes, order and signs of every type: docs/format.md, "Joints"."""
+
     type: JointType
     parent: FrameRef
     child: FrameRef
@@ -178,7 +183,8 @@ class Serial(Strict):
     """A serial chain given by a DH table; expands into links ``name`` (default ``link1`` ...)
     and joints ``joint_name`` (default ``joint1`` ...). Each link gets frames ``origin`` (its
     body frame: the distal joint for standard DH, the proximal one for modified DH) and
-    ``joint`` (the joint frame of its proximal joint)."""
+    ``joint`` (the joint frame of its proximal joint). Conventions and a worked row:
+    docs/format.md, "serial"."""
 
     convention: Literal["standard", "modified"] = "standard"
     attach: FrameRef = ""  # link or link.frame the chain starts from; default: the base link

@@ -19,11 +19,11 @@ known to ~1e-15 once the pose is within ~1e-7 rad of the optimum.
 
 import numpy as np
 import pytest
-
 from kin_helpers import mech_from_yaml
+
 from linkcli.analyses.ik import IKRequest, run_ik
-from linkcli.io.loader import load_mechanism
 from linkcli.compile import compile_mechanism
+from linkcli.io.loader import load_mechanism
 
 R3 = """
 name: 3R

@@ -294,3 +294,41 @@ def test_info_uses_rank_mobility_when_available(runner, fourbar_path, monkeypatc
     mob = json.loads(r.stdout)["mobility"]
     assert mob["rank"] == 1 and mob["gruebler"] == 1 and mob["rank_details"] == {"mobility": 1, "rank": 3}
     assert calls == [(4,)]
+
+
+# -- issue 13: the command line as users expect it; issue 15: clean stderr ----------------------------
+def test_dash_o_dash_writes_to_stdout(runner, fourbar_path):
+    r = invoke(runner, "fk", fourbar_path, "--set", "crank_pin=30", "-o", "-")
+    assert r.exit_code == 0, r.output
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[0][0] == "crank_pin.q [deg]" and len(rows) == 2
+    assert float(rows[1][0]) == pytest.approx(30.0, abs=1e-12)  # deg -> rad -> deg rounding
+    r = invoke(runner, "fk", fourbar_path, "--set", "crank_pin=30", "-o", "-", "--format", "json")
+    assert json.loads(r.stdout)["n_rows"] == 1
+    r = invoke(runner, "schema", "-o", "-")
+    assert json.loads(r.stdout)["title"] == "linkcli mechanism file"
+
+
+def test_schema_refuses_a_csv_file(runner, tmp_path):
+    r = invoke(runner, "schema", "-o", tmp_path / "s.csv")
+    assert r.exit_code == ExitCode.USAGE
+    assert "name the file .json" in r.stderr and not (tmp_path / "s.csv").exists()
+
+
+def test_numpy_warnings_never_reach_stderr(tmp_path, fourbar_text):
+    """A coupler of zero length cannot assemble at 30 deg; numpy warned 'invalid value
+    encountered in divide' with an internal path. The user sees linkcli's message only."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "m.yaml"
+    path.write_text(fourbar_text.replace("B: [3.5, 0], P:", "B: [0, 0], P:"), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("PYTHONWARNINGS", None)
+    proc = subprocess.run([sys.executable, "-m", "linkcli", "fk", str(path), "--set", "crank_pin=30",
+                           "-f", "csv"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "cannot assemble at crank_pin = 30 deg" in proc.stderr
+    assert "Warning" not in proc.stderr and ".py:" not in proc.stderr

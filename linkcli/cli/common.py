@@ -156,12 +156,15 @@ def emit_table(table: "ResultTable", *, output: Path | None, fmt: "DataFormat | 
 
     * ``output`` given: written atomically; the format is ``fmt`` when it is csv/json, else the
       file extension decides (unknown -> OutputError, exit 2). A summary line goes to stderr.
+      ``-o -`` writes the file format (``--format``, csv by default) to stdout.
     * no ``output``: ``table`` renders on stdout with rich (head and tail rows), ``csv``/``json``
       print the whole table on stdout and nothing else.
     """
     from linkcli.io.writers import dump_table, write_table
 
     fmt_name = getattr(fmt, "value", fmt)
+    if output is not None and is_stdout(output):
+        output, fmt_name = None, "csv" if fmt_name == "table" else fmt_name
     if output is not None:
         written = write_table(table, output, None if fmt_name == "table" else fmt_name)
         if not quiet:
@@ -174,6 +177,11 @@ def emit_table(table: "ResultTable", *, output: Path | None, fmt: "DataFormat | 
     else:
         dump_table(table, sys.stdout, fmt_name)
         sys.stdout.flush()
+
+
+def is_stdout(output: "Path | str | None") -> bool:
+    """Whether ``-o`` names standard output (``-o -``)."""
+    return output is not None and str(output) == "-"
 
 
 def finish(n_failed: int, n_cases: int, *, quiet: bool = False, what: str = "cases",

@@ -23,7 +23,9 @@ def check_file(path: str) -> dict[str, Any]:
         diags, omitted = list(exc.diagnostics), exc.omitted
         valid = False
     else:
-        diags, omitted = list(loaded.warnings), 0
+        from .info import actuation_warnings  # over-actuated: solve would find no assembly
+
+        diags, omitted = list(loaded.warnings) + actuation_warnings(loaded, _mech, over_only=True), 0
         valid = True
     out = {"file": source_name(path), "valid": valid, "diagnostics": [d.to_dict() for d in diags]}
     if omitted:

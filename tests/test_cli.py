@@ -332,3 +332,47 @@ def test_numpy_warnings_never_reach_stderr(tmp_path, fourbar_text):
     assert proc.returncode == 1, proc.stderr
     assert "cannot assemble at crank_pin = 30 deg" in proc.stderr
     assert "Warning" not in proc.stderr and ".py:" not in proc.stderr
+
+
+def _help_texts(command) -> list[str]:
+    """The help strings of a click command: its own and every parameter's."""
+    texts = [command.help or "", command.epilog or ""]
+    texts += [getattr(p, "help", None) or "" for p in command.params]
+    return texts
+
+
+def test_every_help_text_survives_rendering(runner):
+    """Rich markup ate '[s]' in 'Time step [s].' (simulate --dt read 'Time step .'): every
+    bracketed text (units, defaults) in every command's help must be printed as written."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    commands = {"": group, **{name: group.get_command(None, name) for name in group.list_commands(None)}}
+    checked = 0
+    for name, command in commands.items():
+        r = invoke(runner, *([name] if name else []), "--help", env={"COLUMNS": "200"})
+        assert r.exit_code == 0, r.output
+        shown = " ".join(r.stdout.split())
+        for text in _help_texts(command):
+            for bracket in re.findall(r"\[[^\]\n]*\]", text):
+                assert " ".join(bracket.split()) in shown, f"linkcli {name} --help lost {bracket!r}"
+                checked += 1
+    assert checked >= 5  # --dt [s], --t-end [s] and the [x, y] forms at least
+
+
+def test_shell_completion_is_available():
+    """README: `linkcli --install-completion` (or --show-completion SHELL to see the script)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([sys.executable, "-m", "linkcli", "--show-completion", "bash"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "complete -o default -F _linkcli_completion linkcli" in proc.stdout
+    env.update(_LINKCLI_COMPLETE="complete_bash", COMP_WORDS="linkcli simu", COMP_CWORD="1")
+    proc = subprocess.run([sys.executable, "-c", "from linkcli.cli.app import main; main()"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["simulate"]

@@ -140,8 +140,9 @@ app = typer.Typer(
          "Jacobians, dynamics. Data goes to stdout; progress, warnings and summaries to stderr.",
     epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain text: rich markup would eat "[s]" in "Time step [s]."
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

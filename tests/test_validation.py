@@ -131,9 +131,9 @@ BAD = [
         15, "springs.k.stifness", "unknown key 'stifness'", "Did you mean 'stiffness'?", count=1),
     # -- wrong types -------------------------------------------------------------------------------
     Bad("string-for-number", crank("mass: '1.5', "), 5, "links.crank.mass",
-        "expected a number, got '1.5'", "no quotes, no units"),
+        "expected a number, got '1.5'", "without quotes (kg), or add a unit"),
     Bad("number-with-unit", FOURBAR + "gravity: [0, -9.81 m/s2]\n", 14, "gravity[1]",
-        "expected a number, got '-9.81 m/s2'", "no units"),
+        "expected a number, got '-9.81 m/s2'", "pint's unit names"),
     Bad("boolean-for-number", crank("mass: true, "), 5, "links.crank.mass",
         "expected a number, got True", "plain number"),
     Bad("nan-for-number", crank("mass: .nan, "), 5, "links.crank.mass",
@@ -241,7 +241,7 @@ BAD = [
         "load has neither force nor torque", "Give force"),
     # -- DH rows ------------------------------------------------------------------------------
     Bad("dh-quoted-number", row1("{a: '0.4', mass: 2}"), 8, "serial.rows[1].a", "expected a number, got '0.4'",
-        "no quotes"),
+        "without quotes"),
     Bad("dh-list-for-number", row1("{a: [0.4]}"), 8, "serial.rows[1].a", "expected a number, got [0.4]",
         "plain number"),
     Bad("dh-bad-joint-type", row1("{type: spherical, a: 0.4}"), 8, "serial.rows[1].type",
@@ -433,7 +433,7 @@ def test_formatted_message(tmp_path):
 
 # -- warnings and traps that are fine -----------------------------------------------------------------
 def test_link_without_joints_is_a_warning_not_an_error(tmp_path):
-    text = edit(FOURBAR, 7, "  rocker: {frames: {O4: [0, 0], B: [3, 0]}}\n  spare: {mass: 1}")
+    text = edit(FOURBAR, 7, "  rocker: {frames: {O4: [0, 0], B: [3, 0]}}\n  spare: {mass: 1, cg: [0, 0], inertia: 0.1}")  # a full body: the only warning is the missing joints
     loaded = load_mechanism(_write(tmp_path, text))
     (w,) = loaded.warnings
     assert (w.severity, w.line, w.key) == ("warning", 8, "links.spare")
@@ -453,9 +453,9 @@ def test_exponent_without_dot_is_a_number(tmp_path):
 @pytest.mark.parametrize("inertia, kind", [("0", "planar"), ("[0, 0, 0]", "spatial")])
 def test_zero_inertia_is_a_point_mass(tmp_path, inertia, kind):
     if kind == "planar":
-        text = crank(f"mass: 2, inertia: {inertia}, ")
+        text = crank(f"mass: 2, cg: [0.5, 0], inertia: {inertia}, ")
     else:
-        text = row1(f"{{a: 0.4, mass: 2, inertia: {inertia}}}")
+        text = row1(f"{{a: 0.4, mass: 2, cg: [0, 0, 0], inertia: {inertia}}}")
     loaded = load_mechanism(_write(tmp_path, text))
     assert loaded.warnings == []
     mech = compile_mechanism(loaded.model)

@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "ik",
     "jacobian",
     "simulate",
+    "forces",  # inverse dynamics, kinetostatics, equilibrium
     "draw",  # pictures (linkcli.plot, `plot` extra)
     "animate",
     "batch",  # batch runs and parameter studies (linkcli/batch)

@@ -8,6 +8,7 @@ say how to fix each problem.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
     """Validate parsed YAML against the model and the semantic checks."""
     kind = data.get("kind", "planar") if isinstance(data, dict) else "planar"
     try:
-        model = model_cls.model_validate(data, context={"kind": kind})
+        model = model_cls.model_validate(data, context=validation_context(data, model_cls))
     except ValidationError as exc:
         found, omitted = _pydantic_problems(exc, data, smap, path, model_cls)
         diags = [d for d, _ in found]
@@ -64,6 +65,25 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
     if errors:
         raise MechanismFileError(errors)
     return LoadedMechanism(model, path, sha256, smap, [d for d in diags if d.severity == "warning"])
+
+
+def strict_errors(warnings: list[Diagnostic]) -> list[Diagnostic]:
+    """Warnings as errors (``validate --strict``, batch ``strict: true``)."""
+    return [dataclasses.replace(d, severity="error") for d in warnings]
+
+
+def validation_context(data: Any, model_cls: type[BaseModel] = Mechanism) -> dict:
+    """What field validators need from the rest of the file: its kind (frame list forms) and
+    its length and angle units (unit strings convert to them); defaults when not given or
+    invalid (an invalid `units` is reported on its own)."""
+    doc = data if isinstance(data, dict) else {}
+    units = doc.get("units") if isinstance(doc.get("units"), dict) else {}
+    length, angle = units.get("length", "m"), units.get("angle", "deg")
+    if model_cls is not Mechanism:  # a job file: its options apply to mechanisms of any units
+        return {"kind": doc.get("kind", "planar"), "units": None}
+    return {"kind": doc.get("kind", "planar"),
+            "units": {"length": length if isinstance(length, str) else "m",
+                      "angle": angle if isinstance(angle, str) else "deg"}}
 
 
 def _diag(path: str, smap: SourceMap, key_path: tuple, message: str, hint: str = "",
@@ -177,7 +197,7 @@ def _checks_without(data: Any, prune: list[tuple], smap: SourceMap, path: str, k
         if isinstance(node, dict):
             node.pop(loc[-1], None)
     try:
-        model = Mechanism.model_validate(data, context={"kind": kind})
+        model = Mechanism.model_validate(data, context=validation_context(data))
     except ValidationError:
         return []
     return [_diag(path, smap, p.path, p.message, p.hint) for p in check(model)

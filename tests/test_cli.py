@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -376,3 +377,22 @@ def test_shell_completion_is_available():
     proc = subprocess.run([sys.executable, "-c", "from linkcli.cli.app import main; main()"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.split() == ["simulate"]
+
+
+# -- byte-level determinism (issue 15) ---------------------------------------------------------------
+def test_identical_runs_give_identical_files(runner, fourbar_path, tmp_path):
+    """No wall time in the table's metadata (it stays in the stderr summary), a fixed SVG id
+    salt: two runs write the same bytes."""
+    pytest.importorskip("matplotlib")
+    pendulum = str(Path(fourbar_path).with_name("double_pendulum.yaml"))
+    outputs = []
+    for k in range(2):
+        sim, svg = tmp_path / f"sim{k}.json", tmp_path / f"draw{k}.svg"
+        r = invoke(runner, "simulate", pendulum, "--t-end", "0.05", "--dt", "0.01", "-o", sim)
+        assert r.exit_code == 0, r.output
+        r = invoke(runner, "draw", fourbar_path, "-o", svg)
+        assert r.exit_code == 0, r.output
+        outputs.append((sim.read_bytes(), svg.read_bytes()))
+    assert b"wall" not in outputs[0][0]
+    assert b"clip-path" in outputs[0][1]  # ids that used to be random
+    assert outputs[0] == outputs[1]

@@ -97,7 +97,8 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
         messages.append(res.message)
     table = simulation_table(mech, res, loaded, req)
     summary = _summary(mech, res, wall)
-    table.metadata["summary"] = summary
+    # the table holds no wall time: identical runs give byte-identical files (issue 15)
+    table.metadata["summary"] = {k: v for k, v in summary.items() if k != "wall_time_s"}
     table.metadata["events"] = messages
     return SimulateOutcome(table, res.ok, summary, messages, res)
 

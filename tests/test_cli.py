@@ -266,8 +266,40 @@ def test_render_keeps_to_the_console_width():
     render_table(t, con, max_rows=6)
     text = con.export_text()
     assert all(len(line) <= 60 for line in text.splitlines())
-    assert "link0.x [m]" in text and "link11.x [m]" not in text
-    assert "100 rows, 6 shown" in text and "of 12 columns shown" in text
+    # every column is shown: the table wraps into parts that each repeat the first column
+    assert all(f"link{k}.x [m]" in text for k in range(12))
+    parts = text.count("link0.x [m]")
+    assert parts > 1 and text.count("100 rows, 6 shown") == 1
+
+
+def test_status_and_units_always_show_and_one_row_is_name_value_pairs(runner):
+    """ik hid `status` (an unreachable target looked solved); fk showed 5 of 29 columns at 80
+    characters."""
+    planar_3r = Path(__file__).resolve().parent.parent / "mechanisms" / "planar_3r.yaml"
+    r = invoke(runner, "ik", planar_3r, "--target", "5,5", "--target", "1,1", env={"COLUMNS": "80"})
+    assert r.exit_code == 1
+    assert all(len(line) <= 80 for line in r.stdout.splitlines())
+    blocks = r.stdout.count("status")
+    assert blocks >= 2 and r.stdout.count("unreachable") == blocks  # status in every part
+    for header in ("position_error [m]", "reached.x [m]", "shoulder.q [deg]", "iterations"):
+        assert header in r.stdout
+    fourbar = planar_3r.with_name("fourbar.yaml")
+    r = invoke(runner, "fk", fourbar, "--set", "crank_pin=30", env={"COLUMNS": "80"})
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    headers = next(csv.reader(io.StringIO(invoke(runner, "fk", fourbar, "--set", "crank_pin=30", "-f", "csv").stdout)))
+    assert len(headers) == 29
+    shown = {ln.rsplit(None, 1)[0].strip(): ln.split()[-1] for ln in lines if ln.strip() and "─" not in ln}
+    assert all(h in shown for h in headers)  # each column on its own line: name [unit], value
+    assert shown["status"] == "ok" and float(shown["crank_pin.q [deg]"]) == pytest.approx(30)
+
+
+def test_jacobian_table_has_units(runner):
+    fivebar = Path(__file__).resolve().parent.parent / "mechanisms" / "fivebar.yaml"
+    r = invoke(runner, "jacobian", fivebar, "-f", "csv")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(x["component"], x["unit"]) for x in rows] == [("vx", "m/deg"), ("vy", "m/deg"), ("wz", "deg/deg")]
 
 
 def test_info_uses_rank_mobility_when_available(runner, fourbar_path, monkeypatch):

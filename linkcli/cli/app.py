@@ -121,6 +121,12 @@ class LinkcliGroup(TyperGroup):
             with warnings.catch_warnings():
                 _quiet_numeric_warnings()
                 return super().invoke(ctx)
+        except _click_exception_base() as exc:  # usage errors quote the user's words: escaped
+            from linkcli.errors import visible
+
+            if isinstance(getattr(exc, "message", None), str):
+                exc.message = visible(exc.message)
+            raise
         except _PASS_THROUGH:
             raise
         except BaseException as exc:  # noqa: BLE001 - the one place that turns errors into exit codes

@@ -606,3 +606,32 @@ def test_under_actuated_mechanisms_for_simulation_validate_quietly(runner):
     path = Path(__file__).resolve().parent.parent / "mechanisms" / "double_pendulum.yaml"
     r = runner.invoke(app, ["validate", str(path)])
     assert (r.exit_code, r.stderr) == (0, "")
+
+
+TRIANGLE = """\
+name: triangle (a structure)
+kind: planar
+units: {length: m, angle: deg}
+links:
+  ground: {frames: {O: [0, 0], C: [2, 0]}}
+  a: {frames: {O: [0, 0], B: [1, 0]}}
+  b: {frames: {B: [0, 0], C: [1.4142135623730951, 0]}}
+joints:
+  J1: {type: revolute, parent: ground.O, child: a.O, actuated: true}
+  J2: {type: revolute, parent: a.B, child: b.B}
+  J3: {type: revolute, parent: b.C, child: ground.C}
+base: ground
+effector: a.B
+assembly: {J1: 45, J2: -90, J3: 0}
+"""
+
+
+def test_structure_with_an_input_is_over_actuated(runner, write_mech):
+    """Issue 15's case: mobility 0 (Gruebler 3*(3-1) - 2*3 = 0 and rank), one input: solve can
+    only fail; validate said ok."""
+    from linkcli.cli.app import app
+
+    path = write_mech(TRIANGLE)
+    r = runner.invoke(app, ["validate", path])
+    assert r.exit_code == 0 and r.stdout.strip() == f"ok {path} (1 warning)"
+    assert f"{path}:8:1: warning: joints: 1 actuated variable but the mobility (rank) is 0: over-actuated" in r.stderr

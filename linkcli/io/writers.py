@@ -34,6 +34,7 @@ import contextlib
 import io
 import json
 import os
+import stat
 import tempfile
 from typing import IO, Any, Callable, Iterator
 
@@ -74,6 +75,8 @@ def write_table(table: ResultTable, path: str | os.PathLike, format: str | None 
     """Write ``table`` to ``path`` atomically as CSV or JSON (by extension unless ``format``).
     Returns the format written. Raises :class:`OutputError` for an unknown format or an OS
     error (the previous file, if any, is then unchanged)."""
+    if format is None and is_special_file(os.fspath(path)) and os.path.splitext(str(path))[1].lower() not in EXTENSIONS:
+        format = "csv"  # /dev/stdout, a pipe: no extension to go by
     fmt = format_for(path, format)
     atomic_write(path, lambda fh: dump_table(table, fh, fmt))
     return fmt
@@ -102,12 +105,23 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
     """Yield a temporary file path next to ``path``; when the block ends normally the file is
-    fsynced and renamed over ``path``; on any exception it is removed and ``path`` is unchanged.
-    OS errors become :class:`OutputError` naming the file."""
+    fsynced and renamed over ``path``; on any exception (KeyboardInterrupt and SIGTERM, which
+    the CLI turns into one, included) it is removed and ``path`` is unchanged. OS errors
+    become :class:`OutputError` naming the file.
+
+    A ``path`` that exists and is neither a regular file nor a directory (``/dev/null``, a
+    named pipe, ``/dev/stdout``, a terminal) is yielded itself: written directly, never
+    renamed over (a rename would replace the device node with a regular file)."""
     target = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise OutputError(f"cannot write '{os.fspath(path)}': it is a directory")
+    if is_special_file(target):
+        try:
+            yield target
+        except OSError as exc:
+            raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from exc
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix, dir=directory)
     except FileNotFoundError:
@@ -118,11 +132,7 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync_file(tmp)
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException as exc:
@@ -134,6 +144,26 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
             raise OutputError(f"cannot write '{os.fspath(path)}': {exc.strerror or exc}") from exc
         raise
     _fsync_directory(directory)
+
+
+def is_special_file(path: str) -> bool:
+    """Whether ``path`` exists and is not a regular file or a directory (a device, a FIFO, a
+    socket). Symbolic links are followed: a link to ``/dev/null`` is a special file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _fsync_file(path: str) -> None:
+    """Flush ``path`` to disk through a handle open for WRITING: Windows' fsync (``_commit``)
+    fails on a read-only handle (EBADF), POSIX accepts both."""
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[str]], Any]) -> None:
@@ -260,5 +290,5 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
     return table
 
 
-__all__ = ["OutputError", "atomic_path", "FORMATS", "format_for", "write_table", "dump_table", "table_to_string",
+__all__ = ["OutputError", "atomic_path", "is_special_file", "FORMATS", "format_for", "write_table", "dump_table", "table_to_string",
            "atomic_write", "atomic_write_text", "read_table_json"]

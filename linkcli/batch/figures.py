@@ -50,14 +50,23 @@ class FigureValue:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """A check's outcome. ``skipped``: it does not apply to this mechanism (``message`` says
+    why, e.g. no four-bar loop for min_transmission_angle); a skipped check does not fail the
+    job and has ``passed`` True."""
+
     name: str
     passed: bool
     value: Any = None  # the value compared (worst case), None when there is none
     message: str = ""
+    skipped: bool = False
+
+    @property
+    def status(self) -> str:
+        return "skipped" if self.skipped else "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict:
         v = self.value
-        return {"name": self.name, "passed": self.passed,
+        return {"name": self.name, "status": self.status, "passed": self.passed,
                 "value": None if isinstance(v, float) and not math.isfinite(v) else v, "message": self.message}
 
 

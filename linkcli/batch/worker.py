@@ -24,7 +24,9 @@ from .analyses import AnalysisUnavailable, run_analysis
 from .figures import CheckResult, FigureValue, default_figures, evaluate_checks, evaluate_figures
 
 PASSED, FAILED, INVALID, ERROR = "passed", "failed", "invalid", "error"
-STATUSES = (PASSED, FAILED, INVALID, ERROR)
+#: a job or study the run stopped before it finished (Ctrl-C, SIGTERM); ``--resume`` runs it
+INTERRUPTED = "interrupted"
+STATUSES = (PASSED, FAILED, INVALID, ERROR, INTERRUPTED)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class UnitResult:
     table: Any = None
     output: str | None = None
     study: dict | None = None
+    lost: bool = False  # its worker died or it timed out: not journalled, so --resume runs it again
 
     @classmethod
     def from_evaluation(cls, spec: JobSpec, file: str, ev: Evaluation, time_s: float) -> "UnitResult":
@@ -249,6 +252,7 @@ def _row(index: int, ev: Evaluation, spec: JobSpec, time_s: float) -> VariantRow
 
 __all__ = ["Source", "JobSpec", "UnitTask", "ChunkTask", "Evaluation", "UnitResult", "VariantRow", "evaluate",
            "run_unit", "run_chunk", "run_task", "document", "STATUSES", "PASSED", "FAILED", "INVALID", "ERROR",
+           "INTERRUPTED",
            "FigureValue", "CheckResult"]
 
 

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from .base import Strict, choices_hint, located_error
+from .base import Pos, Strict, choices_hint, located_error
 from .mechanism import Bool, FrameRef, Name, NonNeg, Num, SimulateDefaults, SolveDefaults, Vec
 from .study import Study, Text
 
@@ -158,6 +158,9 @@ class JobBase(Strict):
     #: result table file name in the output folder (.csv or .json); default ``<job id>.csv``
     output: Optional[Text] = None
     study: Optional[Study] = None
+    #: time limit in seconds of the job on one file (a study: of each variant); past it the
+    #: job (variant) fails with status error and the others go on. Default: --timeout, else none
+    timeout: Optional[Pos] = None
 
     @field_validator("files", mode="before")
     @classmethod

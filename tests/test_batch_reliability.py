@@ -182,7 +182,7 @@ def _running(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _rows_done(journal: Path) -> int:
@@ -193,17 +193,10 @@ def _rows_done(journal: Path) -> int:
     return sum(len(json.loads(l)["rows"]) for l in lines[:-1] if '"t":"rows"' in l)
 
 
-@posix_only
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, sig):
-    """Run a 24-variant study on 2 workers; once a few variants are in the journal, freeze the
-    workers (SIGSTOP: the run cannot finish behind our back) and send ``sig``. Then: exit code
-    128 + sig, no process of the run left, summary.json and JUnit mark the study interrupted,
-    the table holds the finished variants; `--resume` completes it and the table equals an
-    uninterrupted run's byte for byte."""
-    jobs = study_jobs(tmp_path, variants=24)
-    out = tmp_path / "out"
+def _start_and_freeze(jobs: Path, out: Path):
+    """Start `linkcli batch JOBS -j 2 --chunk-size 1` in a process; once 2 variants are in the
+    journal, freeze its workers (SIGSTOP: the run cannot finish behind the test's back).
+    Returns the process and the ids of every process below it."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]))
     cmd = [sys.executable, "-m", "linkcli", "batch", str(jobs), "-j", "2", "--chunk-size", "1", "--out-dir",
            str(out), "--junit", str(out / "report.xml")]
@@ -212,10 +205,30 @@ def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, 
         wait_for(lambda: _rows_done(out / ".batch-journal.jsonl") >= 2 or proc.poll() is not None, what="variants")
         assert proc.poll() is None, proc.communicate()
         tree = _descendants(proc.pid)
-        for pid in tree:  # the workers (children of the forkserver) stop where they are
-            if Path(f"/proc/{pid}/cmdline").read_bytes().find(b"forkserver") < 0 and pid in _descendants(
-                    next(p for p in tree if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes())):
-                os.kill(pid, signal.SIGSTOP)
+        forkserver = next(p for p in tree if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes())
+        for pid in _descendants(forkserver):  # the workers stop where they are
+            os.kill(pid, signal.SIGSTOP)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, tree
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+
+@posix_only
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, sig):
+    """Run a 24-variant study on 2 workers, freeze it mid-way and send ``sig``. Then: exit code
+    128 + sig, no process of the run left, summary.json and JUnit mark the study interrupted,
+    the table holds the finished variants; `--resume` completes it and the table equals an
+    uninterrupted run's byte for byte."""
+    jobs = study_jobs(tmp_path, variants=24)
+    out = tmp_path / "out"
+    proc, tree = _start_and_freeze(jobs, out)
+    try:
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=120)
     finally:
@@ -240,6 +253,32 @@ def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, 
     assert r.exit_code == 0, r.output
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
     assert not (out / ".batch-journal.jsonl").exists()  # a complete run leaves no journal
+
+
+@posix_only
+@needs_proc
+def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(runner, tmp_path):
+    """SIGKILL cannot be handled: the workers go with the coordinator (parent-death signal),
+    the journal keeps the finished variants, and --resume gives the uninterrupted table."""
+    jobs = study_jobs(tmp_path, variants=24)
+    out = tmp_path / "out"
+    proc, tree = _start_and_freeze(jobs, out)
+    proc.kill()
+    proc.wait(timeout=120)  # not communicate(): the pipes close only when the last child is gone
+    try:
+        wait_for(lambda: not any(_running(p) for p in tree), 60, "the run's processes to end")
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+        for p in tree:  # leave nothing behind if the assertion failed
+            if _running(p):
+                os.kill(p, signal.SIGKILL)
+    assert _rows_done(out / ".batch-journal.jsonl") >= 2
+    r = invoke(runner, jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["jobs"][0]["study"]["variants"] == 24
+    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
+    assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
 
 
 class _StopAfterFirst:
@@ -370,3 +409,101 @@ def test_junit_escapes_characters_xml_forbids():
     failure = case.find("failure")
     assert r"msg x\x1b[2J" in failure.get("message") and r"details x\x1b" in failure.text
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", text)
+
+
+# -- checks that do not apply, units of columns ------------------------------------------------------------
+def test_readme_short_form_example_passes_and_says_what_it_skipped(runner, tmp_path):
+    """The short-form command of README's batch section, as printed (globs expanded like a
+    shell, the output folder moved to tmp, -j 1 to stay in this process)."""
+    import glob
+    import shlex
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Batch runs and parameter studies"):]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    line = next(l for l in block.replace("\\\n", " ").splitlines() if "# short form" in l)
+    args = shlex.split(line.split("#")[0])
+    assert args[:2] == ["linkcli", "batch"]
+    expanded = []
+    for a in args[2:]:
+        expanded += sorted(glob.glob(str(REPO / a))) if "*" in a else [a]
+    expanded[expanded.index("--out-dir") + 1] = str(tmp_path / "results")
+    r = invoke(runner, *expanded, "-j", "1")
+    assert r.exit_code == 0, r.stderr
+    jobs = {j["id"]: j for j in json.loads((tmp_path / "results" / "summary.json").read_text(encoding="utf-8"))["jobs"]}
+    statuses = {name: [c["status"] for c in j["checks"]] for name, j in jobs.items()}
+    assert statuses["fourbar"] == ["passed", "passed"]
+    assert statuses["fivebar"] == ["skipped", "skipped"]  # a five-bar has no four-bar loop
+    assert "check min_transmission_angle >= 40 skipped: the mechanism has no four-bar loop" in jobs["fivebar"]["message"]
+    # motor_fourbar.yaml is in rad: 'B.transmission [deg]' is checked on its column in rad, converted;
+    # same geometry as fourbar.yaml, whose closed-form minimum is 54.31 deg (test_batch.py)
+    motor = jobs["motor_fourbar"]["checks"][1]
+    assert motor["status"] == "passed" and motor["value"] == pytest.approx(54.3147, abs=1e-3)
+
+
+def test_unit_factor_covers_the_units_that_follow_the_file():
+    import math
+
+    from linkcli.batch.figures import unit_factor
+
+    assert unit_factor("rad", "deg") == pytest.approx(180 / math.pi, rel=1e-15)
+    assert unit_factor("mm/s", "m/s") == pytest.approx(1e-3, rel=1e-15)
+    assert unit_factor("in", "mm") == pytest.approx(25.4, rel=1e-15)
+    assert unit_factor("deg/s^2", "rad/s^2") == pytest.approx(math.pi / 180, rel=1e-15)
+    assert unit_factor("deg/s", "rad") is None and unit_factor("m", "deg") is None
+    assert unit_factor("N m", "N m") is None  # fixed SI units never differ between files
+
+
+def test_shortcuts_that_do_not_apply_are_skipped(runner, tmp_path):
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(f"""jobs:
+  arm:
+    files: {REPO / 'mechanisms' / 'planar_3r.yaml'}
+    checks: [{{max_loop_residual: 1.0e-9}}, {{min_transmission_angle: 40}}, {{max_driver_torque: 1}}]
+  fourbar_jacobian:
+    files: {FOURBAR}
+    analysis: jacobian
+    options: {{set: {{crank_pin: 30}}}}
+    checks: [{{min_transmission_angle: 40}}]
+""", encoding="utf-8")
+    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "out", "-q")
+    assert r.exit_code == ExitCode.ANALYSIS_FAILED
+    out = {j["id"]: j for j in json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["jobs"]}
+    assert out["arm"]["status"] == "passed"
+    assert [(c["status"], c["message"]) for c in out["arm"]["checks"]] == [
+        ("skipped", "the mechanism has no closed loop"), ("skipped", "the mechanism has no four-bar loop"),
+        ("skipped", "the mechanism has no drivers")]
+    # it applies to the four-bar, but a jacobian does not compute transmission angles: a failure that says so
+    (check,) = out["fourbar_jacobian"]["checks"]
+    assert check["status"] == "failed" and "they come with analysis solve or forces" in check["message"]
+
+
+def test_a_column_check_that_cannot_exist_is_a_job_file_error(runner, tmp_path):
+    text = f"""jobs:
+  typo:
+    files: {FOURBAR}
+    checks:
+      - {{column: "B.transmision [deg]", min: 40}}
+  no_fourbar:
+    files: [{FOURBAR}, {REPO / 'mechanisms' / 'planar_3r.yaml'}]
+    checks:
+      - {{column: "coupler.P.y [m]", max: 3}}
+      - {{column: "B.transmission [deg]", min: 40}}
+"""
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(text, encoding="utf-8")
+    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "out")
+    assert r.exit_code == ExitCode.INVALID_FILE, r.output
+    assert re.search(r"jobs\.yaml:5:\d+: error: jobs\.typo\.checks\[0\]\.column: no column 'B\.transmision \[deg\]' "
+                     r"in the results of solve on fourbar\.yaml\. Did you mean 'B\.transmission \[deg\]'\?", r.stderr)
+    assert re.search(r"jobs\.yaml:9:\d+: error: jobs\.no_fourbar\.checks\[0\]\.column: no column 'coupler\.P\.y \[m\]' "
+                     r"in the results of solve on planar_3r\.yaml", r.stderr)
+    assert re.search(r"jobs\.yaml:10:\d+: error: jobs\.no_fourbar\.checks\[1\]\.column: .* on planar_3r\.yaml", r.stderr)
+    assert not (tmp_path / "out" / "summary.json").exists()  # nothing ran
+
+
+def test_a_short_form_check_no_file_can_meet_is_a_usage_error(runner, tmp_path):
+    r = invoke(runner, FOURBAR, REPO / "mechanisms" / "planar_3r.yaml", "--check", "B.transmision [deg]>=40",
+               "--out-dir", tmp_path)
+    assert r.exit_code == ExitCode.USAGE
+    assert "no file's results have a column 'B.transmision [deg]'. Did you mean 'B.transmission [deg]'?" in r.stderr

@@ -131,17 +131,33 @@ def _worker_main(conn) -> None:  # pragma: no cover - runs in the worker process
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the worker processes
-    """Linux: SIGKILL this worker when its parent (the forkserver, which ends with the
-    coordinator) dies, so a killed coordinator leaves no busy worker behind."""
+    """Linux: SIGKILL this worker when its parent, the forkserver, dies -- and let the
+    forkserver die with the coordinator. The forkserver stops when every holder of its "alive"
+    pipe is gone, and it hands that pipe to each worker; a worker busy with a long task (or a
+    hung one) would then keep the forkserver, and itself, alive after a ``kill -9`` of the
+    coordinator. Our workers start no processes, so they drop the pipe."""
     if not sys.platform.startswith("linux"):
         return
+    try:
+        from multiprocessing import forkserver
+
+        server = getattr(forkserver, "_forkserver", None)
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            os.close(fd)
+            server._forkserver_alive_fd = None
+    except (OSError, AttributeError, ImportError):
+        pass
     try:
         import ctypes
         import signal
 
+        parent = os.getppid()
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: no signal will come
+            os._exit(1)
     except (OSError, AttributeError):
         pass
 

@@ -14,7 +14,7 @@ import glob
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -44,6 +44,9 @@ class UnitPlan:
     nominal: list = field(default_factory=list)  # file value of each parameter (or None)
     done: UnitResult | None = None
     timeout: float | None = None  # seconds per run on a worker (a study: per variant); None: no limit
+    #: checks that do not apply to this mechanism (short form): (position in the job's checks,
+    #: CheckResult marked skipped); they were taken out of ``spec.checks``
+    skipped_checks: list = field(default_factory=list)
 
 
 @dataclass
@@ -294,6 +297,7 @@ def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants:
         units += plan_units(name, job, base=base, out_dir=out_dir, job_file=path, smap=smap, variants=variants,
                             timeout=timeout)
     _check_outputs(units, out_dir, path, smap)
+    _check_columns_exist(units, path, smap)
     return BatchPlan(units, out_dir, path, model.description)
 
 
@@ -313,6 +317,111 @@ def _check_outputs(units: list[UnitPlan], out_dir: str, job_file: str, smap) -> 
         raise MechanismFileError(diags)
 
 
+class _Headers:
+    """Column headers standing in for a table (figures.match_columns needs ``headers()``)."""
+
+    def __init__(self, headers) -> None:
+        self._headers = list(headers)
+
+    def headers(self) -> list[str]:
+        return self._headers
+
+
+def _probe(unit: UnitPlan) -> list[str] | None:
+    """The result columns of ``unit``'s analysis (one case run on this process), or None when
+    that cannot be told before the run (the file is invalid, the options are wrong ...: the run
+    reports those)."""
+    from ..compile import compile_mechanism
+    from ..io.loader import validate_document
+    from .analyses import probe_columns
+    from .worker import document
+
+    try:
+        data, smap = (unit.data, unit.smap) if unit.data is not None else document(unit.source)
+        loaded = validate_document(data, smap, unit.file, unit.source.sha256)
+        mech = compile_mechanism(loaded.model, file=unit.file)
+        return probe_columns(unit.spec.analysis, mech, loaded, unit.spec.options)
+    except Exception:  # noqa: BLE001 - reported when the job runs
+        return None
+
+
+def _absent_column_checks(units: list[UnitPlan]):
+    """(unit, position, check, headers) for every column check whose column the unit's results
+    cannot have (in any unit: ``B.transmission [deg]`` also matches a file in rad)."""
+    from .figures import match_columns_in_unit
+
+    out = []
+    for unit in units:
+        if unit.done is not None or not any(c.column is not None for c in unit.spec.checks):
+            continue
+        headers = _probe(unit)
+        if headers is None:
+            continue
+        for k, check in enumerate(unit.spec.checks):
+            if check.column is not None and not match_columns_in_unit(_Headers(headers), check.column)[0]:
+                out.append((unit, k, check, headers))
+    return out
+
+
+def _check_columns_exist(units: list[UnitPlan], job_file: str, smap) -> None:
+    """A check on a column that the job's results cannot have is a job-file error at its line."""
+    from ..model.base import closest
+
+    by_check: dict[tuple, list] = {}
+    for unit, k, check, headers in _absent_column_checks(units):
+        by_check.setdefault((unit.spec.job, k), []).append((unit, check, headers))
+    diags = []
+    for (job, k), hits in by_check.items():
+        unit, check, headers = hits[0]
+        files = ", ".join(Path(u.file).name for u, _, _ in hits[:3]) + (f" and {len(hits) - 3} more"
+                                                                           if len(hits) > 3 else "")
+        close = closest(check.column, headers)
+        hint = (f"Did you mean '{close}'?" if close else
+                f"Its columns include {', '.join(headers[:8])}{' ...' if len(headers) > 8 else ''}.")
+        diags.append(_job_diag(job_file, smap, ("jobs", job, "checks", k, "column"),
+                               f"no column '{check.column}' in the results of {unit.spec.analysis} on {files}", hint))
+    if diags:
+        raise MechanismFileError(diags)
+
+
+def _skip_absent_columns(units: list[UnitPlan], checks: Sequence[Check], texts: Sequence[str]) -> None:
+    """Short form: take column checks that cannot apply out of each unit (reported skipped);
+    AnalysisInputError when one applies to no file at all."""
+    from ..errors import AnalysisInputError
+    from ..model.base import closest
+    from .figures import CheckResult
+
+    absent = _absent_column_checks(units)
+    probed = {id(u) for u in units if u.done is None and any(c.column is not None for c in u.spec.checks)}
+    for k, check in enumerate(checks):
+        missing = [(u, h) for u, kk, _, h in absent if kk == k]
+        if missing and len(missing) == len(probed):
+            shown = texts[k] if k < len(texts) else check.label()
+            close = closest(check.column, sorted({c for _, h in missing for c in h}))
+            raise AnalysisInputError(f"--check {shown!r}: no file's results have a column '{check.column}'"
+                                     + (f". Did you mean '{close}'?" if close else ""))
+    for unit in units:
+        drop = {k: c for u, k, c, _ in absent if u is unit}
+        if not drop:
+            continue
+        unit.skipped_checks = [(k, CheckResult(c.label(), True, None, f"no column '{c.column}' in the results of "
+                                               f"{unit.spec.analysis} on this mechanism", True))
+                               for k, c in drop.items()]
+        unit.spec = replace(unit.spec, checks=tuple(c for k, c in enumerate(unit.spec.checks) if k not in drop))
+
+
+def with_skipped_checks(res: UnitResult, unit: UnitPlan) -> UnitResult:
+    """``res`` with the unit's skipped checks back in their places."""
+    if unit.skipped_checks:
+        checks = list(res.checks)
+        for k, c in sorted(unit.skipped_checks, key=lambda kc: kc[0]):
+            checks.insert(min(k, len(checks)), c)
+        res.checks = checks
+        notes = "; ".join(f"check {c.name} skipped: {c.message}" for _, c in unit.skipped_checks)
+        res.message = f"{res.message}; {notes}" if res.message else notes
+    return res
+
+
 def _with_variants(model: JobFile, n: int) -> JobFile:
     jobs = {}
     for name, job in model.jobs.items():
@@ -324,8 +433,11 @@ def _with_variants(model: JobFile, n: int) -> JobFile:
 
 def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[Check] = (),
                out_dir: str | None = None, fmt: str = "csv", variants: int | None = None,
-               timeout: float | None = None) -> BatchPlan:
-    """The short form: each mechanism file is a job named after it, with the analysis' defaults."""
+               timeout: float | None = None, check_texts: Sequence[str] = ()) -> BatchPlan:
+    """The short form: each mechanism file is a job named after it, with the analysis' defaults.
+    A column check that does not apply to a file (its results have no such column: no four-bar
+    loop for ``B.transmission [deg]``) is skipped for that file, and is a usage error when it
+    applies to none (``check_texts``: the checks as typed, for that message)."""
     from ..errors import AnalysisInputError
     from ..model.jobs import ForcesJob, JacobianJob, SimulateJob, SolveJob
 
@@ -344,7 +456,8 @@ def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[C
             call_default_factory=True), figures=[], checks=list(checks), output=None, study=None, description="",
             timeout=None)
         units += plan_units(name, job, base="", out_dir=out_dir, fmt=fmt, variants=variants, timeout=timeout)
+    _skip_absent_columns(units, checks, check_texts)
     return BatchPlan(units, out_dir)
 
 
-__all__ = ["output_folder", "output_name_problem", "BatchPlan", "UnitPlan", "load_job_file", "is_job_file", "plan_job_file", "plan_files", "DEFAULT_OUT_DIR"]
+__all__ = ["with_skipped_checks", "output_folder", "output_name_problem", "BatchPlan", "UnitPlan", "load_job_file", "is_job_file", "plan_job_file", "plan_files", "DEFAULT_OUT_DIR"]

@@ -21,7 +21,7 @@ from ..errors import MechanismFileError
 from .executors import TaskLost, TaskTimedOut, WorkerDied
 from .figures import CheckResult, FigureValue, default_figures, reference_paths
 from .journal import Journal, unit_key
-from .plan import BatchPlan, UnitPlan, output_folder
+from .plan import BatchPlan, UnitPlan, output_folder, with_skipped_checks
 from .sampling import sample
 from .worker import (ERROR, FAILED, INTERRUPTED, INVALID, PASSED, STATUSES, ChunkTask, Evaluation, UnitResult,
                      UnitTask, VariantRow, evaluate, run_task)
@@ -209,6 +209,8 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
     interrupted: str | None = None
 
     def finish(res: UnitResult, unit: UnitPlan | None = None) -> None:
+        if unit is not None:
+            with_skipped_checks(res, unit)
         if unit is not None and res.status != INTERRUPTED and not res.lost:
             journal.add_unit(keys[unit.spec.uid], result_record(res))
         results[res.uid] = res

@@ -105,7 +105,7 @@ def _plan(files: list[Path], analysis, out_dir, checks, fmt, variants, timeout):
     if fmt not in ("csv", "json"):
         raise AnalysisInputError(f"--format must be csv or json, not {fmt!r}")
     return plan_files(names, analysis or "solve", [parse_check(c) for c in checks or []], out_dir, fmt, variants,
-                      timeout)
+                      timeout, checks or [])
 
 
 def _parses(read, name: str) -> bool:

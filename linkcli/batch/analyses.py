@@ -119,6 +119,41 @@ ANALYSES: dict[str, Callable[..., Outcome]] = {
 }
 
 
+def _one_point(options, loaded):
+    return options.model_copy(update={"sweep": {}})
+
+
+def _one_target(options, loaded):
+    return options.model_copy(update={"targets": list(options.targets[:1])})
+
+
+def _one_step(options, loaded):
+    defaults = loaded.model.analysis.simulate
+    dt = options.dt if "dt" in _given(options) else (defaults.dt if defaults is not None else options.dt)
+    return options.model_copy(update={"t_end": dt, "dt": dt, "every": 1})
+
+
+#: analysis name -> options(options, loaded) for one case only (one sweep point, target or
+#: step): a table with the same columns as the whole job's, to check column names before a run
+PROBES: dict[str, Callable[..., Any]] = {
+    "solve": _one_point,
+    "forces": _one_point,
+    "ik": _one_target,
+    "jacobian": lambda options, loaded: options,
+    "simulate": _one_step,
+}
+
+
+def probe_columns(name: str, mech, loaded, options) -> list[str] | None:
+    """Headers of the table the analysis gives for this mechanism and these options, from a
+    run on one case; None when that run does not give a table (its error shows in the job)."""
+    probe = PROBES.get(name)
+    if probe is None:
+        return None
+    outcome = run_analysis(name, mech, loaded, probe(options, loaded))
+    return outcome.table.headers() if outcome.table is not None else None
+
+
 def run_analysis(name: str, mech, loaded, options) -> Outcome:
     try:
         runner = ANALYSES[name]
@@ -127,4 +162,4 @@ def run_analysis(name: str, mech, loaded, options) -> Outcome:
     return runner(mech, loaded, options)
 
 
-__all__ = ["ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]

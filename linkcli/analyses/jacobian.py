@@ -26,6 +26,10 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     """Assemble at the actuated values (file units; unset ones from the assembly estimate) and
     tabulate the actuated-rates -> effector-twist Jacobian. Returns (table, 1 if the point could
     not be assembled else 0)."""
+    if mech.n_actuated == 0:
+        raise AnalysisInputError(f"{mech.name}: no joint is actuated, and the Jacobian maps actuated rates to the "
+                                 "tool twist; mark the joints you drive with 'actuated: true' (for a free mechanism "
+                                 "such as a pendulum, use simulate)")
     if frame not in ("base", "effector"):
         raise AnalysisInputError(f"--frame must be base or effector, not {frame!r}")
     a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])

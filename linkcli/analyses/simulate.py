@@ -20,6 +20,7 @@ from ..core.loop_closure import Status, constraints
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
 from ..core.velocity import joint_rates
+from ..errors import AnalysisInputError
 from ..results import ResultTable
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
@@ -81,7 +82,11 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
     state) or that stops early is not ok; what was computed is still in the table."""
     from ..core.dynamics import simulate
+    from ..model.sizes import simulation_size_problem
 
+    problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
+    if problem:
+        raise AnalysisInputError(problem)
     a0, ad0, messages = initial_state(mech, req)
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
     if massless:

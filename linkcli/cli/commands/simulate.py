@@ -51,8 +51,8 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every), ("tol", tol)) if v is not None}
-    if any(not v > 0 for v in overrides.values()):
-        raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive")
+    if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
+        raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive finite numbers")
     if tol is not None and not tol <= 1e-3:
         raise AnalysisInputError(f"--tol {tol:g}: a relative tolerance above 1e-3 would accept inaccurate steps; "
                                  "use 1e-12 .. 1e-6 (default 1e-10)")

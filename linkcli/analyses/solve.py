@@ -36,6 +36,8 @@ class SolveRequest:
     accelerations: dict[str, float] = field(default_factory=dict)
     output_frames: list[str] | None = None
     tol: float = 1e-10
+    #: solve_sweep's ``method``: "many" when this process solves many sweeps (a study worker)
+    sweep_method: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
     path, order = sweep_path(mech, base, req.sweeps, req.mode)
     frames = _output_frames(mech, req.output_frames)
-    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method=req.sweep_method)
     ok = res.status == Status.CONVERGED
     q = np.where(ok[:, None], res.q, np.nan)
     table = ResultTable.for_mechanism(mech, loaded, n=len(path), analysis="solve",

@@ -165,15 +165,21 @@ def _first_point(mech, a, q_start, tol):
 
 
 def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, *, tol: float = 1e-10,
-                max_step: float = np.radians(10.0)) -> SweepResult:
+                max_step: float = np.radians(10.0), method: str = "auto") -> SweepResult:
     """Solve the configuration along an ordered path of actuated values.
 
     Q_act (n, n_act) SI, consecutive points close to each other (a sweep, or a grid in
     serpentine order); q_start (n_q,) starting estimate for the first point (assembly mode).
+    ``method``: "auto" (the rule of the module docstring), or "many" for a caller that makes
+    many sweeps in one process (a study's worker): the compiled kernel whenever it applies and
+    numba is available, since its load cost is paid once per process. ``LINKCLI_SWEEP``
+    overrides both.
     """
     Q_act = np.atleast_2d(np.asarray(Q_act, dtype=float))
     q_start = np.asarray(q_start, dtype=float)
-    if _use_compiled(mech, len(Q_act)):
+    if method not in ("auto", "many"):
+        raise ValueError(f"solve_sweep: method must be 'auto' or 'many', not {method!r}")
+    if _use_compiled(mech, len(Q_act), many=method == "many"):
         return _solve_sweep_compiled(mech, Q_act, q_start, tol, max_step)
     return _solve_sweep_numpy(mech, Q_act, q_start, tol, max_step)
 
@@ -232,12 +238,12 @@ def _kernel_cached() -> bool:
     return numba_cache_exists(__file__, "planar_kernel.sweep-*.nbi")
 
 
-def _use_compiled(mech: CompiledMechanism, n: int) -> bool:
-    """The decision rule of the module docstring."""
+def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
+    """The decision rule of the module docstring (``many``: see solve_sweep's ``method``)."""
     choice = os.environ.get("LINKCLI_SWEEP", "auto").strip().lower()
     if choice == "numpy" or n < 1:
         return False
-    if choice != "compiled":
+    if choice != "compiled" and not many:
         if n < COMPILED_MIN_POINTS or (n < COMPILED_MIN_POINTS_COLD and not _kernel_cached()):
             return False
     return _planar_model(mech) is not None and _jit_available()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.forward import effector_pose, frame_poses, link_poses
+from ..core.forward import effector_pose, frame_positions, link_poses
 from ..core.loop_closure import STATUS_TEXT, Status
 from ..core.mechanism import CompiledMechanism
 from ..core.planar_metrics import fourbar_loops, grashof_class, transmission_angle
@@ -79,7 +79,7 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
             table.add_q(mech.q_names, np.where(ok[:, None], qdd, np.nan)[o], mech.q_is_rotation, "qdd", "s^2")
     T_links = link_poses(mech, q)
     _add_effector(table, mech, effector_pose(mech, T_links), o)
-    _add_frames(table, mech, frames, frame_poses(mech, T_links)[o], res.q[o], qd, qdd, ok[o], o)
+    _add_frames(table, mech, frames, frame_positions(mech, T_links)[o], res.q[o], qd, qdd, ok[o], o)
     for loop in fourbar_loops(mech):
         mu = np.where(ok, transmission_angle(mech, loop, res.q), np.nan)
         table.add_angle(mech.joint_names[loop.joints[2]], "transmission", mu[o])
@@ -131,7 +131,7 @@ def _add_effector(table: ResultTable, mech: CompiledMechanism, T_path: np.ndarra
         table.add_angle("effector", c, rpy[:, k])
 
 
-def _add_frames(table, mech, frames, T_frames, q, qd, qdd, ok, o) -> None:
+def _add_frames(table, mech, frames, p_frames, q, qd, qdd, ok, o) -> None:
     axes = "xy" if mech.planar else "xyz"
     v = a = None
     if qd is not None:
@@ -139,7 +139,7 @@ def _add_frames(table, mech, frames, T_frames, q, qd, qdd, ok, o) -> None:
     for f in frames:
         name = mech.frame_names[f]
         for k, axis in enumerate(axes):
-            table.add_length(name, axis, T_frames[:, f, k, 3])
+            table.add_length(name, axis, p_frames[:, f, k])
         if v is not None:
             for k, axis in enumerate(axes):
                 table.add_length(name, f"v{axis}", np.where(ok, v[:, f, k], np.nan), per="s")

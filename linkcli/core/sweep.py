@@ -262,46 +262,20 @@ def _planar_model(mech: CompiledMechanism):
         return model
 
 
-def _planar_frame(T: np.ndarray):
-    """(x, y, c, s) of a 4x4 transform that is a planar pose, else None."""
-    tol = 1e-12
-    R = T[:3, :3]
-    if abs(T[2, 3]) > tol or np.abs(R[2, :2]).max() > tol or np.abs(R[:2, 2]).max() > tol or abs(R[2, 2] - 1) > tol:
-        return None
-    return (T[0, 3], T[1, 3], T[0, 0], T[1, 0])
-
-
 def _build_planar_model(mech: CompiledMechanism):
-    from .forward import _plan
+    from .forward import planar_frames, planar_steps
 
-    if not (mech.planar and mech.n_loops and mech.n_actuated and _square(mech)):
+    planar = planar_steps(mech)  # the planar test of joint frames and axes, written once there
+    if planar is None or not (mech.n_loops and mech.n_actuated and _square(mech)):
         return None
-    p = _plan(mech)
-    frames = {}
-    for name, Ts in (("fP", p.Tp), ("fPi", p.Tp_inv), ("fC", p.Tc), ("fCi", p.Tc_inv)):
-        rows = [_planar_frame(T) for T in Ts]
-        if any(r is None for r in rows):
-            return None
-        frames[name] = np.array(rows, dtype=np.float64).reshape(mech.n_joints, 4)
+    steps, vax = planar
     vrot = np.asarray(mech.q_is_rotation, dtype=np.int64)
-    vax = np.zeros((mech.n_q, 2))
-    for k, a in enumerate(mech.q_axis):
-        if vrot[k]:
-            if abs(abs(a[2]) - 1) > 1e-12 or np.abs(a[:2]).max() > 1e-12:
-                return None
-            vax[k, 0] = np.sign(a[2])
-        else:
-            if abs(a[2]) > 1e-12:
-                return None
-            vax[k] = a[:2]
-    stepi, stepf = [], []
-    for v, u, j, fwd, s, n, _ in p.steps:
-        stepi.append((v, u, s, n, int(fwd)))
-        stepf.append(frames["fP"][j].tolist() + frames["fCi"][j].tolist() if fwd
-                     else frames["fC"][j].tolist() + frames["fPi"][j].tolist())
+    stepi = [(st.v, st.u, st.s, st.n, int(st.forward)) for st in steps]
+    stepf = [list(st.before) + list(st.after) for st in steps]
+    fP, fC = planar_frames(mech.T_parent_joint), planar_frames(mech.T_child_joint)
     loopi = [(mech.joint_parent[j], mech.joint_child[j], mech.joint_q_start[j], mech.joint_q_count[j])
              for j in mech.loop_joint]
-    loopf = [frames["fP"][j].tolist() + frames["fC"][j].tolist() for j in mech.loop_joint]
+    loopf = [fP[j].tolist() + fC[j].tolist() for j in mech.loop_joint]
     lp = _loop_plan(mech)
 
     def i64(a, cols):  # writeable C-contiguous copies (one kernel signature for every mechanism)

@@ -4,11 +4,16 @@ DH rows -> links and joints, spanning tree and loops.
 
 This is the only module that imports both the model layer and the numerical core. It assumes
 the model passed :func:`linkcli.model.checks.check` (the loader guarantees that).
+
+Units (the rule of :mod:`linkcli.model.units`): lengths and angles (and their rates) are in the
+file's units and are multiplied here by ``ls`` (m per length unit) or ``as_`` (rad per angle
+unit); every other quantity (mass, inertia, gravity, force, torque, stiffness, damping, time,
+frequency) is already SI in the model and is used as it is. Unit strings were converted to
+these units by the model's validators.
 """
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -18,9 +23,7 @@ from .core import mechanism as cm
 from .core import transforms as tf
 from .model import mechanism as mm
 from .model.checks import dh_joint_name, dh_link_name, inertia_matrix, variable_names
-
-LENGTH_SCALE = {"m": 1.0, "cm": 0.01, "mm": 0.001, "in": 0.0254, "ft": 0.3048}
-ANGLE_SCALE = {"deg": math.pi / 180.0, "rad": 1.0}
+from .model.units import ANGLE_SCALE, LENGTH_SCALE
 JOINT_CODE = {name: code for code, name in enumerate(cm.JOINT_TYPE_NAMES)}
 X, Y, Z = np.eye(3)
 
@@ -104,8 +107,8 @@ class _Builder:
             return self.shape_properties(frames, shape)
         m = float(mass or 0.0)
         c = self.vec3(cg)
-        I = inertia_matrix(inertia, self.planar) if inertia is not None else np.zeros((3, 3))
-        return m, c, I * self.ls**2, mass is not None
+        I = inertia_matrix(inertia, self.planar) if inertia is not None else np.zeros((3, 3))  # kg m^2
+        return m, c, I, mass is not None
 
     def shape_properties(self, frames, shape):
         """Mass properties of a uniform rod, box or disk (planar links keep only Izz)."""
@@ -223,8 +226,9 @@ def _spanning_tree(n_links: int, joints: list[_Joint]):
 
 
 def _profile(d: mm.Driver, s: float, angle_scale: float, q0: float) -> cm.Profile:
-    """SI time profile of a driver; ``s`` converts the driven quantity to SI (1 for torque),
-    ``q0`` (SI) is the default start/offset of a motion."""
+    """SI time profile of a driver; ``s`` converts the driven quantity (and its rate per s) to
+    SI (1 for torque drivers: N m or N already), ``q0`` (SI) is the default start/offset of a
+    motion. Times are s, frequencies Hz, the phase in the file's angle unit."""
     if d.type == "constant":
         return cm.Profile("constant", {"value": d.value * s})
     start = q0 if d.start is None else d.start * s
@@ -299,7 +303,9 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
     effector_frame = b.frame_index(effector_ref)
     T_tool = b.frame(m.tool)
 
-    gravity = b.vec3(m.gravity)
+    gravity = np.zeros(3)
+    if m.gravity:
+        gravity[: len(m.gravity)] = m.gravity  # m/s^2 whatever the file's length unit
     axial = [(n, e) for n, e in m.springs.items() if e.type == "linear"] + \
             [(n, e) for n, e in m.dampers.items() if e.type == "linear"]
     axial_ends = [tuple(b.frame_index(r) for r in e.between) for _, e in axial]
@@ -316,6 +322,12 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
 
     def arr(values, shape_tail=(), dtype=float):
         return np.array(values, dtype=dtype).reshape((len(values),) + shape_tail)
+
+    def force3(f):
+        out = np.zeros(3)
+        if f:
+            out[: len(f)] = f
+        return out
 
     def torque3(t):
         if t is None:
@@ -339,17 +351,17 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
         loop_joint=loops, effector_frame=effector_frame, T_frame_tool=T_tool, gravity=gravity,
         axial_names=tuple(n for n, _ in axial),
         axial_frame_a=arr([e[0] for e in axial_ends], dtype=int), axial_frame_b=arr([e[1] for e in axial_ends], dtype=int),
-        axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls for _, e in axial]),
+        axial_stiffness=arr([getattr(e, "stiffness", 0.0) for _, e in axial]),  # N/m
         axial_free_length=arr([getattr(e, "free_length", 0.0) * b.ls for _, e in axial]),
-        axial_damping=arr([getattr(e, "damping", 0.0) / b.ls for _, e in axial]),
+        axial_damping=arr([getattr(e, "damping", 0.0) for _, e in axial]),  # N s/m
         torsional_names=tuple(n for n, _ in torsional),
         torsional_joint=arr([jnames.index(e.joint) for _, e in torsional], dtype=int),
-        torsional_stiffness=arr([getattr(e, "stiffness", 0.0) / b.as_ for _, e in torsional]),
+        torsional_stiffness=arr([getattr(e, "stiffness", 0.0) for _, e in torsional]),  # N m/rad
         torsional_free_angle=arr([getattr(e, "free_angle", 0.0) * b.as_ for _, e in torsional]),
-        torsional_damping=arr([getattr(e, "damping", 0.0) / b.as_ for _, e in torsional]),
+        torsional_damping=arr([getattr(e, "damping", 0.0) for _, e in torsional]),  # N m s/rad
         load_names=tuple(n for n, _ in loads), load_link=arr([lf[0] for lf in load_frames], dtype=int),
         load_point=arr([lf[1][:3, 3] for lf in load_frames], (3,)),
-        load_force=arr([b.vec3(ld.force) / b.ls for _, ld in loads], (3,)),
+        load_force=arr([force3(ld.force) for _, ld in loads], (3,)),  # N
         load_torque=arr([torque3(ld.torque) for _, ld in loads], (3,)),
         driver_names=tuple(n for n, _ in drivers), driver_q=arr(driver_q, dtype=int),
         driver_kind=arr([cm.DRIVE_TORQUE if d.kind == "torque" else cm.DRIVE_MOTION for _, d in drivers], dtype=int),

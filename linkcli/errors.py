@@ -7,10 +7,52 @@ The CLI formats them as ``path:line:col: error: key.path: message. hint``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 KeyPath = tuple  # tuple[str | int, ...]: path of keys/indices from the document root
+
+#: characters never echoed raw: C0 controls and DEL, C1 controls (ESC and CSI start terminal
+#: escape sequences: clear screen, window title, fake links), lone surrogates (undecodable bytes
+#: of file names), the line/paragraph separators, bidirectional overrides ("Trojan source")
+#: and Unicode non-characters
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+                        "\ufdd0-\ufdef\ufffe\uffff" + "".join(
+                            f"{chr(p + 0xfffe)}{chr(p + 0xffff)}" for p in range(0x10000, 0x110000, 0x10000)) + "]")
+
+
+#: the same in JSON text, where tab, line feed and carriage return only occur as layout
+_INVISIBLE_IN_JSON = re.compile(_INVISIBLE.pattern.replace("\x00-\x1f", "\x00-\x08\x0b\x0c\x0e-\x1f"))
+
+
+def _escape(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(text: object) -> str:
+    """``text`` safe to echo on a terminal or in a one-line message: every control character
+    (C0, DEL, C1), line separator, bidi override, lone surrogate and non-character becomes a
+    visible escape (``\\x1b``, ``\\u2028``, ``\\U0010ffff``); everything else is unchanged.
+    Every string that comes from a user (file names, names and keys in files, option values)
+    goes through this before it is printed."""
+    return _INVISIBLE.sub(_escape, str(text))
+
+
+def _json_escape(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    if code >= 0x10000:  # JSON escapes a character beyond the BMP as a UTF-16 surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def visible_json(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the characters that
+    :func:`visible` escapes written as ``\\uXXXX`` escapes: the same JSON value, safe on a
+    terminal (json.dumps leaves C1 controls, separators and non-characters raw)."""
+    return _INVISIBLE_IN_JSON.sub(_json_escape, text)
 
 
 def format_key_path(path: Sequence[str | int]) -> str:
@@ -41,10 +83,16 @@ class Diagnostic:
         return format_key_path(self.key_path)
 
     def format(self) -> str:
-        text = f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.key}: {self.message}"
+        """One line: ``file:line:col: severity: key: message. Hint``; a problem of the whole
+        file (line 0) reads ``file: severity: message. Hint``. Control characters and the like
+        are shown as escapes (:func:`visible`)."""
+        if self.line > 0:
+            text = f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.key}: {self.message}"
+        else:
+            text = f"{self.file}: {self.severity}: {self.message}"
         if self.hint:
             text = text.rstrip(".") + ". " + self.hint[:1].upper() + self.hint[1:]
-        return text
+        return visible(text)
 
     def to_dict(self) -> dict:
         return {
@@ -64,16 +112,30 @@ class LinkcliError(Exception):
 
 @dataclass
 class MechanismFileError(LinkcliError):
-    """A mechanism file (or job file) is invalid: one or more diagnostics, sorted by line."""
+    """A mechanism file (or job file) is invalid: one or more diagnostics, sorted by line.
+    ``omitted`` counts further problems that were found but not described (a file with
+    thousands of errors is reported by its first :data:`MAX_DIAGNOSTICS`)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    omitted: int = 0
 
     def __post_init__(self) -> None:
         self.diagnostics = sorted(self.diagnostics, key=lambda d: (d.line, d.col, d.key))
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
-        return "\n".join(d.format() for d in self.diagnostics)
+        lines = [d.format() for d in self.diagnostics[:MAX_DIAGNOSTICS]]
+        more = self.omitted + max(0, len(self.diagnostics) - MAX_DIAGNOSTICS)
+        return "\n".join(lines + ([more_problems(more)] if more else []))
+
+
+#: most problems described (and printed) per file; the rest are counted ("and N more")
+MAX_DIAGNOSTICS = 50
+
+
+def more_problems(n: int) -> str:
+    """The line that stands for ``n`` problems left out of a report."""
+    return f"... and {n} more problem{'s' * (n != 1)} (fix these first, then check again)"
 
 
 class AnalysisInputError(LinkcliError):

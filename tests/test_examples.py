@@ -44,6 +44,7 @@ EXPECTED = {
     "planar_fourbar_as_spatial": (4, 4, 4, 1, 6, -2),
     "puma560": (7, 6, 6, 0, 0, 6),
     "spherical_rrp": (4, 3, 3, 0, 0, 3),
+    "shaker_pendulum": (3, 2, 2, 0, 0, 2),
 }
 
 #: examples whose number of actuated variables is not their Gruebler mobility, on purpose:
@@ -52,6 +53,7 @@ INTENDED_ACTUATION = {
     "rssr_spatial": (1, "Gruebler counts the coupler's idle spin; one crank drives it"),
     "planar_fourbar_as_spatial": (1, "redundant constraints: the true mobility is 1"),
     "double_pendulum": (0, "a passive system: gravity moves it"),
+    "shaker_pendulum": (1, "the driven arm carries a freely swinging bob"),
 }
 
 

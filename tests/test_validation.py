@@ -131,9 +131,9 @@ BAD = [
         15, "springs.k.stifness", "unknown key 'stifness'", "Did you mean 'stiffness'?", count=1),
     # -- wrong types -------------------------------------------------------------------------------
     Bad("string-for-number", crank("mass: '1.5', "), 5, "links.crank.mass",
-        "expected a number, got '1.5'", "no quotes, no units"),
+        "expected a number, got '1.5'", "without quotes (kg), or add a unit"),
     Bad("number-with-unit", FOURBAR + "gravity: [0, -9.81 m/s2]\n", 14, "gravity[1]",
-        "expected a number, got '-9.81 m/s2'", "no units"),
+        "expected a number, got '-9.81 m/s2'", "pint's unit names"),
     Bad("boolean-for-number", crank("mass: true, "), 5, "links.crank.mass",
         "expected a number, got True", "plain number"),
     Bad("nan-for-number", crank("mass: .nan, "), 5, "links.crank.mass",
@@ -241,7 +241,7 @@ BAD = [
         "load has neither force nor torque", "Give force"),
     # -- DH rows ------------------------------------------------------------------------------
     Bad("dh-quoted-number", row1("{a: '0.4', mass: 2}"), 8, "serial.rows[1].a", "expected a number, got '0.4'",
-        "no quotes"),
+        "without quotes"),
     Bad("dh-list-for-number", row1("{a: [0.4]}"), 8, "serial.rows[1].a", "expected a number, got [0.4]",
         "plain number"),
     Bad("dh-bad-joint-type", row1("{type: spherical, a: 0.4}"), 8, "serial.rows[1].type",

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from linkcli.errors import Diagnostic, MechanismFileError
 from linkcli.io import yaml_source
 from linkcli.io.yaml_source import (
-    MAX_ALIAS_NODES,
+    MAX_ALIAS_NODES, MAX_NODES,
     MAX_BYTES,
     MAX_DEPTH,
     SourceMap,
@@ -363,8 +363,18 @@ def test_billion_laughs_errors_quickly_without_much_memory():
 
 
 def test_many_plain_values_are_not_mistaken_for_an_alias_bomb():
-    doc = "v: [" + "0," * (MAX_ALIAS_NODES + 10) + "]\n"
-    assert len(load(doc)[0]["v"]) == MAX_ALIAS_NODES + 10
+    doc = "v: [" + "0," * (MAX_NODES - 3) + "]\n"  # root mapping, key v, list and items: MAX_NODES
+    assert len(load(doc)[0]["v"]) == MAX_NODES - 3
+
+
+def test_too_many_values_are_refused_where_the_limit_is_crossed():
+    # issue 15: a 1.6 million item list was built in full (104 s, 720 MB) before being rejected
+    doc = "name: x\nv: [" + "0," * (MAX_NODES + 1000) + "]\n"
+    diag = only_error(doc)
+    assert "too many values" in diag.message and f"{MAX_NODES:,}" in diag.message
+    # the root mapping, `name`, `x`, `v` and the list come first (keys count): item k is value k + 6
+    index = MAX_NODES - 5
+    assert (diag.line, diag.col, diag.key_path) == (2, 5 + 2 * index, ("v", index))
 
 
 # --------------------------------------------------------------------------- size and depth
@@ -374,7 +384,7 @@ def test_too_large_bytes_are_refused_before_parsing():
     start = time.perf_counter()
     diag = only_error(b"a: [" + b"1," * (MAX_BYTES // 2) + b"]", located=False)
     assert time.perf_counter() - start < 1.0
-    assert "too large" in diag.message and "5 MiB" in diag.message
+    assert "too large" in diag.message and "1,024 KiB" in diag.message
 
 
 def test_too_large_str_counts_utf8_bytes():
@@ -384,7 +394,7 @@ def test_too_large_str_counts_utf8_bytes():
 
 @pytest.mark.parametrize("doc", ["[" * 10_000, "a: " + "[" * 10_000 + "]" * 10_000,
                                  "{a: " * 10_000 + "}" * 10_000, "- " * 10_000 + "x\n",
-                                 "".join(" " * i + f"k{i}:\n" for i in range(2_000))],
+                                 "".join(" " * i + f"k{i}:\n" for i in range(1_000))],
                          ids=["open-brackets", "balanced-brackets", "flow-maps", "block-lists",
                               "block-maps"])
 def test_deep_nesting_is_a_diagnostic_not_recursionerror(doc):
@@ -633,10 +643,12 @@ def test_directory(tmp_path):
 
 
 def test_permission_denied(tmp_path, monkeypatch):
+    (tmp_path / "m.yaml").write_text("name: x\n")
+
     def deny(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(yaml_source, "open", deny, raising=False)
+    monkeypatch.setattr(yaml_source.os, "open", deny)
     assert "permission denied" in _file_error(tmp_path / "m.yaml").message
 
 
@@ -716,3 +728,30 @@ def test_fuzz_round_trip_of_dumped_data(value):
     except MechanismFileError:
         return  # e.g. text with control characters
     assert_plain(data)
+
+
+# --------------------------------------------------------------------------- line breaks as editors count them
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"], ids=["NEL", "LS", "PS"])
+def test_unicode_separators_are_not_line_breaks(char):
+    # issue 15: PyYAML (YAML 1.1) counts NEL/LS/PS as line breaks, so every later line number
+    # differed from the editor's (all 52 wrong locations of a fuzz run)
+    doc = f"name: a{char}b\ndescription: '{char}x{char}'\n# note{char}more\nkind: planer\n"
+    data, smap = load(doc)
+    assert data["name"] == f"a{char}b" and data["description"] == f"{char}x{char}"  # kept, not folded
+    assert smap.locate(("kind",)) == (4, 1)
+    with pytest.raises(MechanismFileError) as info:
+        load(doc + f"bad: [{char}\n")
+    (diag,) = info.value.diagnostics
+    assert diag.line == 5 or diag.line == 6  # the open bracket on line 5 (or the end of file after it)
+    assert diag.line <= doc.count("\n") + 2
+
+
+def test_unicode_separators_in_keys_and_errors_come_back():
+    data, _ = load("\u2028key: 1\n")
+    assert list(data) == ["\u2028key"]
+    with pytest.raises(MechanismFileError) as info:
+        load("a: *x\u2028y\n")
+    message = info.value.diagnostics[0].message  # PyYAML quotes the character escaped
+    assert "'\\u2028'" in message and "\\ue0" not in message  # LS, not the placeholder

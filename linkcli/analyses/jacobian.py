@@ -2,7 +2,9 @@
 its metrics and the constraint Jacobian in the metadata.
 
 Entries are in the file's units: e.g. ``m/s per deg/s`` for a linear-velocity row and a
-revolute input.
+revolute input. The metrics (singular values, condition number, manipulability) are of the
+dimensionless Jacobian (:func:`~linkcli.core.jacobian.homogenized_jacobian`, characteristic
+length in the metadata), so they are the same in every unit system.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.assembly import assemble
-from ..core.jacobian import effector_jacobian, jacobian_metrics
+from ..core.jacobian import characteristic_length, effector_jacobian, homogenized_jacobian, jacobian_metrics
 from ..core.loop_closure import STATUS_TEXT, Status, constraints
 from ..core.mechanism import CompiledMechanism
 from ..core.mobility import mobility_report
@@ -43,7 +45,8 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
         # one column per input; its unit differs by row, so the unit is part of the quantity name
         table.add(mech.q_names[i], "d_dq", "", J_file[:, k])
         table.metadata.setdefault("column_units", {})[mech.q_names[i]] = units
-    metrics = jacobian_metrics(J_file) if ok else None
+    L = characteristic_length(mech)
+    metrics = jacobian_metrics(homogenized_jacobian(mech, J, L)) if ok else None
     rep = mobility_report(mech, res.q)
     table.metadata.update({
         "status": STATUS_TEXT[Status(int(res.status))],
@@ -56,5 +59,10 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
         "mobility": {"gruebler": rep.gruebler, "rank": rep.rank, "mobility": rep.mobility,
                      "redundant_constraints": rep.redundant},
         "units_note": "entries in file units: output unit per input unit (e.g. m per deg: m/s per deg/s)",
+        "characteristic_length_m": L,
+        "metrics_note": ("singular values, condition and manipulability are of the dimensionless Jacobian: SI "
+                         "(m/s, rad/s per rad/s or m/s), linear-velocity rows divided by the characteristic "
+                         f"length L = {L:.6g} m (the largest link: largest distance between two frames of one "
+                         "link), prismatic input columns multiplied by L; they do not depend on the file's units"),
     })
     return table, 0 if ok else 1

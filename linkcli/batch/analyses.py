@@ -87,6 +87,29 @@ def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
     return Outcome(out.table, 0 if out.ok else 1, max(n, 1), list(out.messages), failure)
 
 
+# --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
+def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
+    from ..analyses.forces import request_from_defaults, run_forces
+    from ..analyses.inputs import Sweep
+
+    req = request_from_defaults(loaded.model)
+    given = _given(options)
+    if given & {"sweep", "set"}:
+        req = replace(req, sweeps=[Sweep(n, r.from_, r.to, r.step, r.num) for n, r in options.sweep.items()])
+    req = replace(req, set={**req.set, **options.set}, speeds={**req.speeds, **options.speed},
+                  accelerations={**req.accelerations, **options.accelerations},
+                  static=options.static if "static" in given else req.static,
+                  loads={**req.loads, **{k: list(v) for k, v in options.loads.items()}},
+                  gravity=options.gravity if "gravity" in given else req.gravity,
+                  mode=options.mode if "mode" in given else req.mode)
+    out = run_forces(mech, req, loaded)
+    failure = next((m for m in out.messages if m.startswith(("cannot", "singular"))), "")
+    if out.n_failed and not failure:
+        failure = f"{out.n_failed} of {out.table.n} points failed (see status)"
+    return Outcome(out.table, out.n_failed, out.table.n, list(out.messages), failure)
+# --- end forces ---------------------------------------------------------------------------------------
+
+
 #: analysis name -> runner(mech, loaded, options, many=False) -> Outcome; ``many``: this process
 #: runs the analysis many times (a study's variants), so one-time costs such as loading
 #: compiled kernels pay off (solve then uses the compiled sweep kernel where it applies)
@@ -95,6 +118,7 @@ ANALYSES: dict[str, Callable[..., Outcome]] = {
     "ik": run_ik_job,
     "jacobian": run_jacobian_job,
     "simulate": run_simulate_job,
+    "forces": run_forces_job,
 }
 
 

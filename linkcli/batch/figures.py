@@ -91,6 +91,7 @@ STATS = {
     "min": np.min, "max": np.max, "mean": np.mean, "std": np.std,
     "range": lambda v: np.max(v) - np.min(v), "absmax": lambda v: np.max(np.abs(v)),
     "first": lambda v: v[0], "last": lambda v: v[-1],
+    "rms": lambda v: np.sqrt(np.mean(np.square(v))),  # forces: RMS torque over the sweep
 }
 
 
@@ -119,6 +120,12 @@ def default_figures(analysis: str, mech) -> list[Figure]:
         return [Figure(peak_driver_load=name) for name in mech.driver_names]
     if analysis == "ik":
         return [Figure(column=f"position_error [{mech.length_unit}]", stat="max")]
+    if analysis == "forces":  # peak and RMS input torque/force, peak shaking force and moment
+        figs = []
+        for i in mech.q_actuated:
+            col = f"{mech.q_names[i]}.{'torque [N m]' if mech.q_is_rotation[i] else 'force [N]'}"
+            figs += [Figure(column=col, stat="absmax"), Figure(column=col, stat="rms")]
+        return figs + [Figure(column="shaking.F [N]", stat="max"), Figure(column="shaking.M* [N m]", stat="absmax")]
     return []
 
 

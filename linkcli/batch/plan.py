@@ -263,13 +263,13 @@ def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[C
                out_dir: str | None = None, fmt: str = "csv", variants: int | None = None) -> BatchPlan:
     """The short form: each mechanism file is a job named after it, with the analysis' defaults."""
     from ..errors import AnalysisInputError
-    from ..model.jobs import JacobianJob, SimulateJob, SolveJob
+    from ..model.jobs import ForcesJob, JacobianJob, SimulateJob, SolveJob
 
     if analysis == "ik":
         raise AnalysisInputError("--analysis ik needs targets: write a job file with `options: {targets: ...}`")
-    if analysis not in ("solve", "jacobian", "simulate"):
-        raise AnalysisInputError(f"--analysis must be solve, jacobian or simulate, not {analysis!r}")
-    cls = {"solve": SolveJob, "jacobian": JacobianJob, "simulate": SimulateJob}[analysis]
+    if analysis not in ("solve", "jacobian", "simulate", "forces"):
+        raise AnalysisInputError(f"--analysis must be solve, jacobian, simulate or forces, not {analysis!r}")
+    cls = {"solve": SolveJob, "jacobian": JacobianJob, "simulate": SimulateJob, "forces": ForcesJob}[analysis]
     out_dir = out_dir or DEFAULT_OUT_DIR
     units, seen = [], {}
     for f in files:

@@ -170,13 +170,15 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     compute figures and checks. Never raises for bad input. ``reference``: nominal frame paths
     for path_deviation figures; ``nominal=True``: this is the nominal, its own reference."""
     from ..compile import compile_mechanism
-    from ..io.loader import validate_document
+    from ..io.loader import strict_errors, validate_document
 
     try:
         loaded = validate_document(data, smap, path, sha256)
     except MechanismFileError as exc:
         return _invalid(exc)
     warnings = [d.format() for d in loaded.warnings]
+    if getattr(spec, "strict", False) and loaded.warnings:
+        return _invalid(MechanismFileError(strict_errors(loaded.warnings)), "strict: ")
     try:
         mech = compile_mechanism(loaded.model, file=path)
         in_study = nominal or reference is not None  # a study's nominal or one of its variants

@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "ik",
     "jacobian",
     "simulate",
+    "forces",  # inverse dynamics, kinetostatics, equilibrium
     "draw",  # pictures (linkcli.plot, `plot` extra)
     "animate",
     "batch",  # batch runs and parameter studies (linkcli/batch)
@@ -75,9 +76,10 @@ def handle_exception(exc: BaseException, show_traceback: bool) -> int:
     from linkcli.errors import LinkcliError, MechanismFileError
 
     if isinstance(exc, MechanismFileError):
-        for d in exc.diagnostics:
-            echo_err(d.format())
-        n = sum(d.severity == "error" for d in exc.diagnostics)
+        from .common import print_diagnostics
+
+        print_diagnostics(exc.diagnostics, omitted=exc.omitted)
+        n = sum(d.severity == "error" for d in exc.diagnostics) + exc.omitted
         if n > 1:
             echo_err(f"{n} errors")
         return ExitCode.INVALID_FILE
@@ -135,6 +137,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # plain (click) help text: rendering it with rich imported rich and doubled the time of
+    # `linkcli --help` (2.2x `import typer` -> ~1.3x, benchmarks/bench_startup.py);
+    # LINKCLI_RICH_HELP=1 brings the boxed rich help back
+    rich_markup_mode="rich" if os.environ.get("LINKCLI_RICH_HELP") else None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -75,33 +75,55 @@ def load_and_compile(path: str | Path) -> "tuple[LoadedMechanism, CompiledMechan
 
 # -- messages ---------------------------------------------------------------------------------------
 def echo_err(message: str = "") -> None:
-    """One line on stderr (progress, warnings, summaries)."""
-    typer.echo(message, err=True)
+    """Lines on stderr (progress, warnings, summaries); control characters and the like in
+    them are shown as escapes (:func:`linkcli.errors.visible`: no terminal escape sequence from
+    a file or an option ever reaches the terminal)."""
+    from linkcli.errors import visible
+
+    typer.echo("\n".join(visible(line) for line in str(message).split("\n")), err=True)
 
 
-def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False) -> None:
-    """``file:line:col: severity: key: message. hint`` lines on stderr. ``quiet`` drops warnings
-    but never errors."""
-    for d in diagnostics:
-        if quiet and d.severity != "error":
-            continue
+def echo_out(message: str = "") -> None:
+    """One line on stdout, control characters shown as escapes (like :func:`echo_err`)."""
+    from linkcli.errors import visible
+
+    typer.echo(visible(message))
+
+
+def json_text(data: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for output: non-ASCII kept readable, control characters and the like as
+    ``\\uXXXX`` escapes (:func:`linkcli.errors.visible_json`)."""
+    import json
+
+    from linkcli.errors import visible_json
+
+    return visible_json(json.dumps(data, ensure_ascii=False, allow_nan=False, **kwargs))
+
+
+def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False, omitted: int = 0) -> None:
+    """``file:line:col: severity: key: message. hint`` lines on stderr, at most
+    :data:`~linkcli.errors.MAX_DIAGNOSTICS` of them, then ``... and N more problems`` (``omitted``
+    counts problems found but not described). ``quiet`` drops warnings but never errors."""
+    from linkcli.errors import MAX_DIAGNOSTICS, more_problems
+
+    shown = [d for d in diagnostics if not (quiet and d.severity != "error")]
+    for d in shown[:MAX_DIAGNOSTICS]:
         echo_err(d.format())
+    more = omitted + max(0, len(shown) - MAX_DIAGNOSTICS)
+    if more:
+        echo_err(more_problems(more))
 
 
 def print_json(data: Any) -> None:
     """``data`` as indented JSON on stdout (NaN/inf -> null, numpy -> Python)."""
-    import json
-
     from linkcli.results import json_safe  # numpy, but only for commands printing JSON
 
-    typer.echo(json.dumps(json_safe(data), indent=2, allow_nan=False, ensure_ascii=False))
+    typer.echo(json_text(json_safe(data), indent=2))
 
 
 def print_plain_json(data: Any) -> None:
     """JSON on stdout for data that is already plain (no numpy import)."""
-    import json
-
-    typer.echo(json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False))
+    typer.echo(json_text(data, indent=2))
 
 
 #: width of rendered output when stdout is not a terminal and COLUMNS is unset (rich: 80)
@@ -165,5 +187,6 @@ def finish(n_failed: int, n_cases: int, *, quiet: bool = False, what: str = "cas
     raise typer.Exit(int(ExitCode.ANALYSIS_FAILED))
 
 
-__all__ = ["ExitCode", "EXIT_CODES_HELP", "add_note", "load_and_compile", "echo_err", "print_diagnostics",
+__all__ = ["ExitCode", "EXIT_CODES_HELP", "add_note", "load_and_compile", "echo_err", "echo_out", "json_text",
+           "print_diagnostics",
            "print_json", "print_plain_json", "stdout_console", "stderr_console", "emit_table", "finish"]

@@ -46,8 +46,14 @@ def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, t
     the first and last ``max_rows // 2`` when there are more than ``max_rows``.
     """
     from rich import box
-    from rich.markup import escape
     from rich.table import Table
+
+    from linkcli.errors import visible
+
+    def escape(text: str) -> str:  # no rich markup, no terminal control characters
+        from rich.markup import escape as escape_markup
+
+        return escape_markup(visible(text))
 
     cols = [table.column(h) for h in columns] if columns is not None else list(table.columns)
     n = table.n

@@ -73,18 +73,86 @@ def solve_ik(mech: CompiledMechanism, T_target: np.ndarray, q_guess: np.ndarray,
     """Solve IK from ``q_guess`` (n_q,), with seeded random restarts when the first attempt
     stalls. ``T_target`` (4, 4) world pose of the tool frame (SI)."""
     rows = task_rows(mech, mode)
-    best = _attempt(mech, T_target, np.asarray(q_guess, float), rows, tol, max_iter)
+    q_guess = np.asarray(q_guess, float)
+    best = _attempt(mech, T_target, q_guess, rows, tol, max_iter)
     rng = np.random.default_rng(seed)
     n_restart = 0
+    tried = [best]
     while best.status != IKStatus.CONVERGED and n_restart < restarts:
         n_restart += 1
         spread = np.where(mech.q_is_rotation, np.pi, 0.5 * length_scale(mech))
         trial = _attempt(mech, T_target, q_guess + rng.uniform(-1, 1, mech.n_q) * spread, rows, tol, max_iter)
+        tried.append(trial)
         if (trial.status, _score(trial)) < (best.status, _score(best)):
             best = trial
-    q = nearest_turn(mech, best.q, np.asarray(q_guess, float))  # same pose, angles near the guess
+    if best.status == IKStatus.UNREACHABLE:
+        # the damped Gauss-Newton steps crawl where the closest pose is singular (an arm
+        # stretched towards the target: the residual is large and the Hessian's second-order
+        # part, which Gauss-Newton drops, is what pins the minimum); polish the distinct local
+        # minima found with a quasi-Newton SQP that keeps it, and keep the best
+        polished = [_polish(mech, T_target, r, rows, tol) for r in _distinct(mech, tried)]
+        best = min(polished, key=lambda r: (r.status, _task_norm(mech, r, rows)))
+    q = nearest_turn(mech, best.q, q_guess)  # same pose, angles near the guess
+    q = np.where((q >= mech.q_lower) & (q <= mech.q_upper), q, best.q)  # ... unless a turn leaves the limits
     return IKResult(q, best.status, best.task_residual, best.loop_residual, best.iterations, best.T_reached,
                     best.n_task, n_restart)
+
+
+def _task_weights(mech: CompiledMechanism, rows: np.ndarray) -> np.ndarray:
+    """Task row weights: positions relative to the mechanism size, angles in rad."""
+    return np.where(rows < 3, 1.0 / length_scale(mech), 1.0)
+
+
+def _task_norm(mech: CompiledMechanism, r: IKResult, rows: np.ndarray) -> float:
+    return float(np.linalg.norm(r.task_residual * _task_weights(mech, rows)))
+
+
+def _distinct(mech: CompiledMechanism, results: list[IKResult], keep: int = 3) -> list[IKResult]:
+    """The ``keep`` best attempts that closed their loops, one per distinct task residual (1e-6
+    relative: attempts that stalled near the same local minimum are polished once)."""
+    ok = sorted((r for r in results if r.status == IKStatus.UNREACHABLE), key=lambda r: _score(r))
+    out: list[IKResult] = []
+    for r in ok:
+        if all(abs(_score(r) - _score(o)) > 1e-6 * max(_score(o), 1e-12) for o in out):
+            out.append(r)
+        if len(out) == keep:
+            break
+    return out or results[:1]
+
+
+def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows: np.ndarray, tol: float) -> IKResult:
+    """Minimise the weighted task error 0.5 |W e(q)|^2 subject to loop closure and the joint
+    limits with SLSQP (analytic gradients; its BFGS Hessian of the Lagrangian captures the
+    curvature a singular closest pose needs). Returns ``start`` unless the result is better and
+    still closes the loops."""
+    from scipy.optimize import minimize
+
+    L = length_scale(mech)
+    w = _task_weights(mech, rows)
+    scale = np.tile(np.array([1 / L, 1 / L, 1.0]) if mech.planar else np.array([1 / L] * 3 + [1.0] * 3), mech.n_loops)
+
+    def objective(q):
+        e, Jt, _, _ = _task(mech, q, T_target, rows)
+        r = e * w
+        return 0.5 * float(r @ r), (Jt * w[:, None]).T @ r
+
+    cons = []
+    if mech.n_constraints:
+        cons = [{"type": "eq", "fun": lambda q: constraints(mech, q, jacobian=False).r * scale,
+                 "jac": lambda q: constraints(mech, q).J * scale[:, None]}]
+    bounds = [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
+              for lo, hi in zip(mech.q_lower, mech.q_upper)]
+    # ftol: SLSQP stops when the objective changes by less than this; 1e-30 leaves the stop to
+    # its own optimality test and maxiter (the objective is ~distance^2, so distance is then
+    # resolved to far below 1e-9)
+    res = minimize(objective, start.q, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
+                   options={"ftol": 1e-30, "maxiter": 500})
+    q = np.clip(res.x, mech.q_lower, mech.q_upper)
+    e, _, ev, T = _task(mech, q, T_target, rows)
+    if _loop_err(ev.r, L) >= 1e3 * tol or float(np.linalg.norm(e * w)) >= _task_norm(mech, start, rows):
+        return start
+    status = IKStatus.CONVERGED if _max(e * w) < 100 * tol else IKStatus.UNREACHABLE
+    return IKResult(q, status, -e, _max(ev.r), start.iterations + int(res.nit), T, len(rows), 0)
 
 
 def _score(r: IKResult) -> float:

@@ -64,8 +64,34 @@ class JacobianMetrics:
     manipulability: np.ndarray
 
 
+def characteristic_length(mech: CompiledMechanism) -> float:
+    """The mechanism's characteristic length (m): the largest distance between two frames of one
+    link (its origin included), i.e. the size of its largest link. A geometric constant (no
+    configuration, no file unit), 1 m when every link is a point."""
+    best = 0.0
+    p = mech.T_link_frame[:, :3, 3]
+    for link in range(mech.n_links):
+        pts = np.vstack([np.zeros((1, 3)), p[mech.frame_link == link]])
+        d = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=-1)
+        best = max(best, float(d.max(initial=0.0)))
+    return best if best > 0 else 1.0
+
+
+def homogenized_jacobian(mech: CompiledMechanism, J: np.ndarray, length: float) -> np.ndarray:
+    """The SI Jacobian (..., m, n_act) made dimensionless with the characteristic ``length`` L
+    (m): linear-velocity rows divided by L, prismatic input columns multiplied by L. Its
+    singular values, condition number and manipulability do not depend on the file's units
+    (they would with m/s and rad/s, or m and deg, mixed as they are)."""
+    n_lin = 2 if mech.planar else 3
+    rows = np.ones(J.shape[-2])
+    rows[:n_lin] = 1.0 / length
+    cols = np.where(mech.q_is_rotation[mech.q_actuated], 1.0, length)
+    return J * rows[:, None] * cols[None, :]
+
+
 def jacobian_metrics(J: np.ndarray) -> JacobianMetrics:
-    """Metrics of a (..., m, n) Jacobian. Mixed units (m/s and rad/s) are used as they are."""
+    """Metrics of a (..., m, n) Jacobian, used as given: homogenise a mixed linear/angular
+    Jacobian first (:func:`homogenized_jacobian`), or the numbers depend on its units."""
     s = np.linalg.svd(J, compute_uv=False)
     with np.errstate(divide="ignore"):
         cond = np.where(s[..., -1] > 1e-14 * np.maximum(s[..., 0], 1e-300), s[..., 0] / s[..., -1], np.inf)

@@ -8,6 +8,7 @@ say how to fix each problem.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -15,11 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import Diagnostic, MechanismFileError
+from ..errors import MAX_DIAGNOSTICS, Diagnostic, MechanismFileError
 from ..model.base import NUMBER_HINT, choices_hint, closest, keys_at, short_repr, suggest
 from ..model.checks import check
 from ..model.mechanism import Mechanism
-from .yaml_source import SourceMap, read_yaml_file
+from .yaml_source import SourceMap, load_yaml, read_source, source_name
 
 NAME_RULE = "Names start with a letter or '_' and hold letters, digits, '_' or '-'"
 
@@ -37,12 +38,12 @@ class LoadedMechanism:
 
 
 def load_mechanism(path: str | os.PathLike) -> LoadedMechanism:
-    """Read, parse and validate one mechanism file."""
-    path = str(path)
-    data, smap = read_yaml_file(path)
-    with open(path, "rb") as fh:
-        sha = hashlib.sha256(fh.read()).hexdigest()
-    return validate_document(data, smap, path, sha)
+    """Read, parse and validate one mechanism file (``-``: standard input). The SHA-256 is
+    that of the bytes parsed (the file is read once)."""
+    raw = read_source(path)
+    name = source_name(path)
+    data, smap = load_yaml(raw, name)
+    return validate_document(data, smap, name, hashlib.sha256(raw).hexdigest())
 
 
 def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
@@ -50,20 +51,39 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
     """Validate parsed YAML against the model and the semantic checks."""
     kind = data.get("kind", "planar") if isinstance(data, dict) else "planar"
     try:
-        model = model_cls.model_validate(data, context={"kind": kind})
+        model = model_cls.model_validate(data, context=validation_context(data, model_cls))
     except ValidationError as exc:
-        found = _pydantic_problems(exc, data, smap, path, model_cls)
+        found, omitted = _pydantic_problems(exc, data, smap, path, model_cls)
         diags = [d for d, _ in found]
         prune = [p for _, p in found]
-        if model_cls is Mechanism and all(p is not None for p in prune):
+        if model_cls is Mechanism and not omitted and all(p is not None for p in prune):
             diags += _checks_without(data, prune, smap, path, kind)
-        raise MechanismFileError(diags) from None
+        raise MechanismFileError(diags, omitted) from None
     problems = check(model) if isinstance(model, Mechanism) else []
     diags = [_diag(path, smap, p.path, p.message, p.hint, p.severity) for p in problems]
     errors = [d for d in diags if d.severity == "error"]
     if errors:
         raise MechanismFileError(errors)
     return LoadedMechanism(model, path, sha256, smap, [d for d in diags if d.severity == "warning"])
+
+
+def strict_errors(warnings: list[Diagnostic]) -> list[Diagnostic]:
+    """Warnings as errors (``validate --strict``, batch ``strict: true``)."""
+    return [dataclasses.replace(d, severity="error") for d in warnings]
+
+
+def validation_context(data: Any, model_cls: type[BaseModel] = Mechanism) -> dict:
+    """What field validators need from the rest of the file: its kind (frame list forms) and
+    its length and angle units (unit strings convert to them); defaults when not given or
+    invalid (an invalid `units` is reported on its own)."""
+    doc = data if isinstance(data, dict) else {}
+    units = doc.get("units") if isinstance(doc.get("units"), dict) else {}
+    length, angle = units.get("length", "m"), units.get("angle", "deg")
+    if model_cls is not Mechanism:  # a job file: its options apply to mechanisms of any units
+        return {"kind": doc.get("kind", "planar"), "units": None}
+    return {"kind": doc.get("kind", "planar"),
+            "units": {"length": length if isinstance(length, str) else "m",
+                      "angle": angle if isinstance(angle, str) else "deg"}}
 
 
 def _diag(path: str, smap: SourceMap, key_path: tuple, message: str, hint: str = "",
@@ -177,7 +197,7 @@ def _checks_without(data: Any, prune: list[tuple], smap: SourceMap, path: str, k
         if isinstance(node, dict):
             node.pop(loc[-1], None)
     try:
-        model = Mechanism.model_validate(data, context={"kind": kind})
+        model = Mechanism.model_validate(data, context=validation_context(data))
     except ValidationError:
         return []
     return [_diag(path, smap, p.path, p.message, p.hint) for p in check(model)
@@ -194,19 +214,25 @@ def _exists(data: Any, loc: tuple) -> bool:
 
 def pydantic_diagnostics(exc: ValidationError, data: Any, smap: SourceMap, path: str,
                          model_cls: type[BaseModel] = Mechanism) -> list[Diagnostic]:
-    """One diagnostic per distinct location (unions report every member; keep the first).
+    """One diagnostic per distinct location (unions report every member; keep the first), at
+    most MAX_DIAGNOSTICS.
 
     A missing required key is not reported when an unknown key next to it is its misspelling
     (``nmae:`` reports "unknown key 'nmae'. Did you mean 'name'?" only)."""
-    return [d for d, _ in _pydantic_problems(exc, data, smap, path, model_cls)]
+    return [d for d, _ in _pydantic_problems(exc, data, smap, path, model_cls)[0]]
 
 
-def _pydantic_problems(exc: ValidationError, data: Any, smap: SourceMap, path: str,
-                       model_cls: type[BaseModel]) -> list[tuple[Diagnostic, tuple | None]]:
-    """(diagnostic, path to leave out for the semantic checks or None) per distinct location."""
+def _pydantic_problems(exc: ValidationError, data: Any, smap: SourceMap, path: str, model_cls: type[BaseModel]
+                       ) -> tuple[list[tuple[Diagnostic, tuple | None]], int]:
+    """(diagnostic, path to leave out for the semantic checks or None) per distinct location,
+    for the first MAX_DIAGNOSTICS locations, and the number of further locations (counted, not
+    described: thousands of unknown keys cost milliseconds, not a difflib search each). The
+    allowed keys of a mapping are listed once, with its first unknown key."""
     out: dict[tuple, tuple[Diagnostic, tuple | None]] = {}
     misspelt: set[tuple] = set()  # paths of required keys that an unknown key misspells
-    for err in exc.errors():
+    listed: dict[tuple, Diagnostic] = {}  # mapping path -> diagnostic that lists its allowed keys
+    omitted: set[tuple] = set()
+    for err in exc.errors(include_url=False, include_context=True, include_input=True):
         typ = err["type"]
         missing = typ in ("missing", "union_tag_not_found")
         loc = tuple(err["loc"]) + tuple((err.get("ctx") or {}).get("sub", ()))
@@ -217,12 +243,19 @@ def _pydantic_problems(exc: ValidationError, data: Any, smap: SourceMap, path: s
             loc += ("type",)
         if loc in out:
             continue
+        if len(out) >= MAX_DIAGNOSTICS:
+            omitted.add(loc)
+            continue
         if typ == "extra_forbidden":
             misspelt.add(loc[:-1] + (closest(loc[-1], keys_at(model_cls, loc[:-1])),))
         message, hint = describe(err, loc, model_cls)
         line, col = smap.locate(loc[:-1] if missing else loc)
+        if typ == "extra_forbidden" and hint.startswith("Allowed keys here"):
+            first = listed.setdefault(loc[:-1], Diagnostic(path, line, col, loc, message, hint))
+            if first.key_path != loc:
+                hint = f"Allowed keys here: as listed for '{first.key_path[-1]}' (line {first.line})."
         out[loc] = Diagnostic(path, line, col, loc, message, hint), _prune_path(typ, loc, data, model_cls)
-    return [found for loc, found in out.items() if loc not in misspelt]
+    return [found for loc, found in out.items() if loc not in misspelt], len(omitted - set(out))
 
 
 def _node(data: Any, loc: tuple) -> Any:

@@ -39,7 +39,7 @@ from typing import IO, Any, Callable, Iterator
 
 import numpy as np
 
-from linkcli.errors import LinkcliError
+from linkcli.errors import LinkcliError, visible_json
 from linkcli.results import ResultTable, json_safe
 
 FORMATS = ("csv", "json", "npz")
@@ -227,19 +227,22 @@ def _write_json(table: ResultTable, fh: IO[str]) -> None:
     columns = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
                for c in table.columns]
 
+    def dumps(value: Any, **kwargs: Any) -> str:  # control characters as \uXXXX (safe on a terminal)
+        return visible_json(json.dumps(value, allow_nan=False, ensure_ascii=False, **kwargs))
+
     def block(value: Any) -> str:
-        return json.dumps(json_safe(value), indent=2, allow_nan=False, ensure_ascii=False).replace("\n", "\n  ")
+        return dumps(json_safe(value), indent=2).replace("\n", "\n  ")
 
     fh.write("{\n")
     fh.write(f'  "format": "{JSON_FORMAT_ID}",\n')
     fh.write(f'  "metadata": {block(table.metadata)},\n')
     fh.write(f'  "n_rows": {table.n},\n')
-    fh.write('  "columns": [' + ",".join("\n    " + json.dumps(c, ensure_ascii=False) for c in columns)
+    fh.write('  "columns": [' + ",".join("\n    " + dumps(c) for c in columns)
              + ("\n  ],\n" if columns else "],\n"))
     fh.write('  "data": {')
     for i, c in enumerate(table.columns):
-        values = json.dumps(_json_values(c.values, c.kind), allow_nan=False, ensure_ascii=False)
-        fh.write(("," if i else "") + f"\n    {json.dumps(c.header, ensure_ascii=False)}: {values}")
+        values = dumps(_json_values(c.values, c.kind))
+        fh.write(("," if i else "") + f"\n    {dumps(c.header)}: {values}")
     fh.write("\n  }\n}\n" if table.columns else "}\n}\n")
 
 

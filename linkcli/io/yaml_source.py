@@ -23,7 +23,10 @@ errors differently; the pure-Python one keeps results independent of how PyYAML 
 * Aliases work and are deep-copied, but they may add at most :data:`MAX_ALIAS_NODES` values in
   all (counted expanded), which stops "billion laughs" documents before any copying. Paths
   inside an alias map to the anchored text.
-* Inputs over :data:`MAX_BYTES` and nesting deeper than :data:`MAX_DEPTH` are errors.
+* Inputs over :data:`MAX_BYTES`, more than :data:`MAX_NODES` values and nesting deeper than
+  :data:`MAX_DEPTH` are errors: every file is answered within about a second.
+* Lines are counted as editors count them: only LF, CR LF and CR end a line (YAML 1.2), not
+  NEL (U+0085), LS (U+2028) or PS (U+2029), which PyYAML treats as line breaks (YAML 1.1).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import copy
 import math
 import os
 import re
+import stat
+import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -42,9 +47,16 @@ from yaml import events as ev
 
 from linkcli.errors import Diagnostic, MechanismFileError
 
-MAX_BYTES = 5 * 1024 * 1024  #: larger inputs are refused before parsing
+#: larger inputs are refused before parsing. PyYAML's pure-Python scanner needs up to ~1 s per
+#: MiB (blank lines are its slowest input), and a mechanism file is a few KiB.
+MAX_BYTES = 1024 * 1024
 MAX_ALIAS_NODES = 100_000  #: most values that expanding aliases may add to one document
 MAX_DEPTH = 100  #: deepest nesting of lists/mappings
+#: most values (scalars, lists, mappings) one file may hold, aliases not counted. The largest
+#: example (puma560.yaml) holds about 270; parsing costs about 15 us per value, so a file at
+#: the limit is refused in well under a second instead of being built in full (a 1.6 million
+#: item list took 104 s and 720 MB).
+MAX_NODES = 20_000
 
 Loc = tuple  # (line, col), both 1-based
 
@@ -63,7 +75,9 @@ _INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
 _NAN = re.compile(r"\.(nan|NaN|NAN)")
 _NON_PRINTABLE = re.compile(  # what PyYAML's reader refuses
     "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
-_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+_LINE_BREAK = re.compile("\r\n|[\n\r]")  # as editors count lines (YAML 1.2: only these break lines)
+#: YAML 1.1 (and PyYAML) also break lines at NEL, LS and PS; YAML 1.2 and editors do not
+_UNICODE_BREAKS = "\x85\u2028\u2029"
 _BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
          (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 _SYNTAX_HINTS = (
@@ -120,7 +134,7 @@ def load_yaml(data: str | bytes, filename: str) -> tuple[object, SourceMap]:
         raise TypeError(f"load_yaml needs str or bytes, not {type(data).__name__}")
     try:
         builder = _Builder(filename)
-        builder.run(_decode(data, filename))
+        builder.run(builder.hide_unicode_breaks(_decode(data, filename)))
         return builder.result()
     except MechanismFileError:
         raise
@@ -129,21 +143,91 @@ def load_yaml(data: str | bytes, filename: str) -> tuple[object, SourceMap]:
                           "check the YAML syntax") from exc
 
 
+STDIN = "-"  #: the file name that means standard input
+STDIN_NAME = "<stdin>"  #: how standard input is named in messages and metadata
+
+
 def read_yaml_file(path: str | os.PathLike) -> tuple[object, SourceMap]:
-    """Read `path` (at most MAX_BYTES + 1 bytes) and :func:`load_yaml` it."""
-    name = str(path)
+    """Read `path` (:func:`read_source`) and :func:`load_yaml` it."""
+    data = read_source(path)
+    return load_yaml(data, source_name(path))
+
+
+def source_name(path: str | os.PathLike) -> str:
+    """How a file is named in diagnostics and metadata (``-`` is ``<stdin>``)."""
+    return STDIN_NAME if os.fspath(path) == STDIN else os.fspath(path)
+
+
+def read_source(path: str | os.PathLike) -> bytes:
+    """The bytes of one input file, read once (at most MAX_BYTES + 1 of them); ``-`` reads
+    standard input. Parse these bytes and hash these bytes: a pipe cannot be read twice.
+
+    Only regular files are read (and standard input, also as ``/dev/stdin``): a named pipe
+    would block forever, a device (``/dev/zero``) never ends, so they are refused with a
+    MechanismFileError naming the file, without blocking."""
+    name = source_name(path)
+    if os.fspath(path) == STDIN:
+        return _read_stdin()
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        message, hint = next(((m, h) for kind, m, h in _OS_ERRORS if isinstance(exc, kind)),
-                             (f"cannot read the file: {exc.strerror or exc}", "check the path"))
-        raise _file_error(name, message, hint) from None
-    return load_yaml(data, name)
+        raise _os_error(name, exc) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            if _is_stdin(info):
+                return _read_stdin()
+            raise _not_regular(name, info.st_mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream (tests swap sys.stdin)
+        text = sys.stdin.read(MAX_BYTES + 1) if sys.stdin is not None else ""
+        return text.encode("utf-8", "surrogatepass")
+    return stream.read(MAX_BYTES + 1)
+
+
+def _is_stdin(info: os.stat_result) -> bool:
+    """Whether ``info`` describes the file open as standard input (``/dev/stdin``)."""
+    try:
+        fd = sys.stdin.fileno() if sys.stdin is not None else 0
+        own = os.fstat(fd)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (own.st_dev, own.st_ino) == (info.st_dev, info.st_ino)
+
+
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def _not_regular(name: str, mode: int) -> MechanismFileError:
+    what = next((text for test, text in _SPECIAL_FILES if test(mode)), "not a regular file")
+    if stat.S_ISDIR(mode):
+        return _file_error(name, "is a directory, not a file", "pass the path of a .yaml file")
+    return _file_error(name, f"is {what}, not a regular file",
+                       "pass a mechanism file; to read from a pipe, give `-` (standard input)")
+
+
+def _os_error(name: str, exc: OSError) -> MechanismFileError:
+    message, hint = next(((m, h) for kind, m, h in _OS_ERRORS if isinstance(exc, kind)),
+                         (f"cannot read the file: {exc.strerror or exc}", "check the path"))
+    return _file_error(name, message, hint)
 
 
 def _file_error(filename: str, message: str, hint: str, where: Loc = (0, 0)) -> MechanismFileError:
-    """An error about the whole file (line 0, col 0 unless `where` is known)."""
+    """An error about the whole file (line 0: printed as ``file: error: ...``) unless `where`
+    is known."""
     return MechanismFileError([Diagnostic(filename, *where, (), message, hint)])
 
 
@@ -159,7 +243,7 @@ def _decode(data: str | bytes, filename: str) -> str:
     too_big = len(data) > MAX_BYTES or (
         isinstance(data, str) and len(data.encode("utf-8", "surrogatepass")) > MAX_BYTES)
     if too_big:
-        raise _file_error(filename, f"file is too large (more than {MAX_BYTES // 2**20} MiB)",
+        raise _file_error(filename, f"file is too large (more than {MAX_BYTES // 2**10:,} KiB)",
                           "a mechanism file is small text; check that this is the right file")
     text = data if isinstance(data, str) else _decode_bytes(bytes(data), filename)
     text = text.removeprefix("\ufeff")
@@ -260,6 +344,27 @@ class _Builder:
         self.root_loc: Loc = (1, 1)
         self.empty = False
         self.fatal = False
+        self.restore: dict | None = None  # placeholder -> NEL/LS/PS (str.translate table)
+
+    def hide_unicode_breaks(self, text: str) -> str:
+        """Replace NEL, LS and PS by private-use characters absent from ``text`` before PyYAML
+        sees them (it would count them as line breaks, YAML 1.1, so every later line number
+        would differ from the editor's); scalars and keys get them back (:meth:`_text`)."""
+        present = [c for c in _UNICODE_BREAKS if c in text]
+        if not present:
+            return text
+        free = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+        hide = {ord(c): next(free) for c in present}
+        self.restore = {ord(v): chr(k) for k, v in hide.items()}
+        return text.translate(hide)
+
+    def _text(self, text: str) -> str:
+        """Placeholders back to NEL/LS/PS, also where PyYAML's messages quote them escaped."""
+        if not self.restore or not text:
+            return text
+        for hidden, char in self.restore.items():
+            text = text.replace(f"\\u{hidden:04x}", repr(char)[1:-1])
+        return text.translate(self.restore)
 
     def run(self, text: str) -> None:
         """Read every event of `text`; stop at the first fatal problem."""
@@ -300,7 +405,7 @@ class _Builder:
 
     def _diag(self, where, path, message: str, hint: str, fatal: bool = False) -> None:
         line, col = where if isinstance(where, tuple) else _loc(where)
-        self.diagnostics.append(Diagnostic(self.filename, line, col, tuple(path), message, hint))
+        self.diagnostics.append(Diagnostic(self.filename, line, col, tuple(path), self._text(message), hint))
         if fatal:
             self.fatal = True
             raise _Fatal
@@ -314,7 +419,7 @@ class _Builder:
         hint = next((h for key, h in _SYNTAX_HINTS if key in message), "check the YAML syntax here")
         path = self.stack[-1].path if self.stack else ()
         self.diagnostics.append(Diagnostic(self.filename, *(_loc(mark) if mark else (0, 0)),
-                                           path, message, hint))
+                                           path, self._text(message), hint))
         self.fatal = True
 
     def _slot(self):
@@ -333,6 +438,10 @@ class _Builder:
         """Count `n` more values; too many from aliases means an alias bomb."""
         self.count += n
         self.expanded += n if alias else 0
+        if self.count - self.expanded > MAX_NODES:
+            self._diag(event.start_mark, self._slot()[1], f"the file holds too many values (more than "
+                       f"{MAX_NODES:,}: lists, mappings and scalars)", "a mechanism file describes one "
+                       "mechanism in a few hundred values; check that this is the right file", fatal=True)
         if self.expanded > MAX_ALIAS_NODES:
             self._diag(event.start_mark, self._slot()[1],
                        f"aliases expand to too many values (more than {MAX_ALIAS_NODES})",
@@ -352,6 +461,8 @@ class _Builder:
         return role, path, record, start_entry
 
     def _scalar(self, event: ev.ScalarEvent) -> None:
+        if self.restore:
+            event.value = self._text(event.value)
         role, path, _, start_entry = self._begin(event)
         if role == "key":
             self._key(event, path)

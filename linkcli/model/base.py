@@ -57,6 +57,24 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        """The schema, with the unit of every field declared with a :class:`~.units.Q` as the
+        property's ``description`` (where editors show it)."""
+        from .units import quantity_of
+
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        props = target.get("properties")
+        if props is None:  # e.g. Frame: a list form or the mapping
+            props = next((s["properties"] for s in target.get("anyOf", []) if "properties" in s), {})
+        for name, f in cls.model_fields.items():
+            q = quantity_of(f.annotation, f.metadata)
+            key = f.alias or name
+            if q is not None and key in props:
+                props[key]["description"] = q.description
+        return schema
+
 
 def keys_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     """Keys (aliases) a mapping at ``loc`` (a key path from the root of ``model``) accepts, the

@@ -15,6 +15,20 @@ import numpy as np
 
 from .base import choices_hint
 from .mechanism import DHRow, Frame, Joint, Mechanism
+from .units import LENGTH_SCALE, STANDARD_GRAVITY, Given
+
+#: a relative gap within which a gravity magnitude "is" g expressed in another length unit
+#: (g varies by 0.5 % over the Earth; 3 % also covers rounded values such as 9.8, 386, 32)
+GRAVITY_MATCH = 0.03
+#: Stoermer-Verlet (the integrator's explicit treatment of springs) is linearly stable for a
+#: harmonic oscillator of angular frequency omega when omega*dt < 2 (Hairer, Lubich, Wanner,
+#: Geometric Numerical Integration, I.5.2)
+VERLET_STABILITY = 2.0
+#: a link's mass lies within about the distance R of its cg spanned by its frames, so Izz is at
+#: most m R^2 (a ring of radius R); beyond 25 m R^2 the mass would have to lie 5 R away: more
+#: likely an inertia written in kg mm^2 or kg cm^2. Below 1e-4 m R^2 (all the mass within
+#: R/100 of the cg) it is more likely an inertia scaled by a length unit twice.
+INERTIA_HIGH, INERTIA_LOW = 25.0, 1e-4
 
 PLANAR_JOINTS = ("fixed", "revolute", "prismatic", "planar")
 JOINT_NVARS = {"fixed": 0, "revolute": 1, "prismatic": 1, "cylindrical": 2, "universal": 2,
@@ -240,7 +254,7 @@ class Checker:
             return
         for k, (lo, hi) in enumerate(pairs):
             if lo is not None and hi is not None and lo > hi:
-                self.error(path, f"lower limit {lo} is above upper limit {hi}", "Swap them.")
+                self.error(path, f"lower limit {lo:g} is above upper limit {hi:g}", "Swap them.")
 
     def serial_section(self) -> None:
         s = self.m.serial
@@ -422,13 +436,168 @@ class Checker:
                 self.error(("links", name), f"link '{name}' is not connected to the base '{self.m.base}'",
                            "Add a joint that connects this group of links to the rest of the mechanism.")
 
+    # -- units and physical plausibility (warnings; the units rule in model/units.py) ----------
+    def physical(self) -> None:
+        self.gravity_magnitude()
+        bodies = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames)
+                  for name, link in self.m.links.items() if link.shape is None}
+        if self.m.serial:
+            for i, row in enumerate(self.m.serial.rows):
+                bodies[dh_link_name(row, i)] = (("serial", "rows", i), row.mass, row.cg, row.inertia, row.frames)
+        for name, (path, mass, cg, inertia, frames) in bodies.items():
+            self.mass_without_distribution(path, name, mass, cg, inertia)
+            self.inertia_plausible(path, name, mass, cg, inertia, frames)
+        self.spring_steps()
+        self.quantity_kinds()
+
+    def gravity_magnitude(self) -> None:
+        g = self.m.gravity
+        if not g:
+            return
+        mag = float(np.linalg.norm(g))
+        for unit, scale in LENGTH_SCALE.items():
+            if unit != "m" and abs(mag * scale / STANDARD_GRAVITY - 1.0) < GRAVITY_MATCH:
+                self.warn(("gravity",), f"gravity of magnitude {mag:g} m/s^2 looks like g in {unit}/s^2 "
+                          f"({mag * scale:.4g} m/s^2)",
+                          f"Gravity is in m/s^2 whatever the file's length unit; write 9.81 or '{mag:g} {unit}/s^2'.")
+                return
+        if mag > 10 * STANDARD_GRAVITY:
+            self.warn(("gravity",), f"gravity of magnitude {mag:g} m/s^2 is more than 10 g",
+                      "Gravity is in m/s^2 whatever the file's length unit (9.81 on Earth).")
+
+    def mass_without_distribution(self, path: tuple, name: str, mass, cg, inertia) -> None:
+        if not mass or (cg is not None and inertia is not None):
+            return
+        assumed = []
+        if cg is None:
+            assumed.append("cg at the link frame origin")
+        if inertia is None:
+            assumed.append("zero inertia about the cg")
+        self.warn(path + ("mass",), f"link '{name}' has a mass but no {'cg' if cg is None else 'inertia'}"
+                  + (" or inertia" if cg is None and inertia is None else "")
+                  + f": assumed {' and '.join(assumed)} (a point mass)",
+                  "Give cg: [x, ...] and inertia (kg m^2 about the cg), or a shape: {type: rod, ...} that "
+                  "derives them.")
+
+    def inertia_plausible(self, path: tuple, name: str, mass, cg, inertia, frames) -> None:
+        I = inertia_matrix(inertia, self.planar) if inertia is not None else None
+        if not mass or I is None:
+            return
+        ls = LENGTH_SCALE.get(self.m.units.length, 1.0)
+        c = np.zeros(3)
+        if cg:
+            c[: len(cg)] = cg
+        points = [np.zeros(3)] + [np.pad(np.asarray(f.origin[:3], float), (0, 3 - len(f.origin[:3])))
+                                  for f in frames.values() if f.origin]
+        R = max(float(np.linalg.norm(p - c)) for p in points) * ls  # m
+        if R <= 0:
+            return
+        ratio = float(np.linalg.eigvalsh(I).max()) / (mass * R**2)
+        what = "Izz" if self.planar else "the largest principal moment"
+        if ratio > INERTIA_HIGH:
+            self.warn(path + ("inertia",), f"inertia of link '{name}' is implausibly large for its mass and size: "
+                      f"{what} = {ratio:.3g} m R^2 with m = {mass:g} kg, R = {R:.4g} m (farthest frame from the cg)",
+                      "Inertia is in kg m^2 whatever the file's length unit; e.g. write '1250 kg*mm^2'.")
+        elif 0 < ratio < INERTIA_LOW:
+            self.warn(path + ("inertia",), f"inertia of link '{name}' is implausibly small for its mass and size: "
+                      f"{what} = {ratio:.3g} m R^2 with m = {mass:g} kg, R = {R:.4g} m (farthest frame from the cg)",
+                      "Inertia is in kg m^2 whatever the file's length unit (a rod of length L: m L^2/12).")
+
+    def spring_steps(self) -> None:
+        """omega*dt of each spring with the mass (or inertia about the joint) of the link it moves."""
+        sim = self.m.analysis.simulate
+        dt = sim.dt if sim is not None else 1e-3
+        where = "analysis.simulate.dt" if sim is not None else "the default dt"
+        ls = LENGTH_SCALE.get(self.m.units.length, 1.0)
+        links = {n: ln for n, ln in self.m.links.items()}
+        for name, e in self.m.springs.items():
+            if e.stiffness <= 0:
+                continue
+            if e.type == "linear":
+                masses = [links[r.split(".")[0]].mass for r in e.between if r.split(".")[0] in links
+                          and r.split(".")[0] != self.m.base]
+                masses = [m for m in masses if m]
+                if not masses:
+                    continue
+                inertia, what = min(masses), "the mass of the lighter moving link it joins"
+                unit = "kg"
+            else:
+                j = self.m.joints.get(e.joint)
+                child = links.get(j.child.split(".")[0]) if j is not None else None
+                if child is None or not child.mass or child.inertia is None or j is None:
+                    continue
+                I = inertia_matrix(child.inertia, self.planar)
+                if I is None:
+                    continue
+                c = np.zeros(3)
+                c[: len(child.cg or [])] = child.cg or []
+                pin = child.frames.get(j.child.partition(".")[2])
+                p = np.zeros(3)
+                if pin is not None and pin.origin:
+                    p[: len(pin.origin[:3])] = pin.origin[:3]
+                inertia = float(I[2, 2]) + child.mass * float(np.sum((c - p)[:2] ** 2)) * ls**2
+                what, unit = f"the inertia of link '{j.child.split('.')[0]}' about the joint", "kg m^2"
+                if inertia <= 0:
+                    continue
+            omega = float(np.sqrt(e.stiffness / inertia))
+            if omega * dt > VERLET_STABILITY:
+                self.warn(("springs", name, "stiffness"),
+                          f"spring '{name}' is too stiff for the time step: omega*dt = {omega * dt:.3g} > "
+                          f"{VERLET_STABILITY:g} (omega = sqrt(k/m) = {omega:.4g} rad/s with {what}, "
+                          f"{inertia:.4g} {unit}; dt = {dt:g} s from {where}); the step is unstable",
+                          f"Use dt < {VERLET_STABILITY / omega:.3g} s, or check the stiffness unit "
+                          "(N/m or N m/rad whatever the file's units, e.g. '20 N/mm').")
+
+    def quantity_kinds(self) -> None:
+        """Values written with units in fields that take a length or an angle (joint values,
+        driver values): the unit must suit the joint (and the driver's kind)."""
+        def check(path: tuple, value, joint: str | None, effort: bool = False) -> None:
+            if not isinstance(value, Given) or joint not in self.joints:
+                return
+            jtype = self.joints[joint][0]
+            if jtype not in ("revolute", "prismatic"):
+                return
+            want = ({"revolute": "torque", "prismatic": "force"} if effort
+                    else {"revolute": "angle", "prismatic": "length"})[jtype]
+            if value.kind != want:
+                self.error(path, f"a {value.kind} given for {'a torque driver of ' if effort else ''}"
+                           f"{jtype} joint '{joint}', which takes a {want}",
+                           f"Write a {want} (e.g. '{_EXAMPLE[want]}').")
+
+        for name, d in self.m.drivers.items():
+            for key in ("value", "speed", "start", "end", "offset", "amplitude"):
+                check(("drivers", name, key), getattr(d, key), d.joint, d.kind == "torque")
+            for k, v in enumerate(d.values or []):
+                check(("drivers", name, "values", k), v, d.joint, d.kind == "torque")
+        var_joint = {v: jn for jn, (jt, _, _) in self.joints.items() for v in variable_names(jn, jt)}
+        for key, value in self.m.assembly.items():
+            if not isinstance(value, list):
+                check(("assembly", key), value, var_joint.get(key))
+        for section in ("solve", "simulate"):
+            block = getattr(self.m.analysis, section)
+            for field in ("set", "rates", "accelerations"):
+                for key, value in (getattr(block, field, None) or {}).items():
+                    check(("analysis", section, field, key), value, var_joint.get(key))
+            for key, r in (getattr(block, "sweep", None) or {}).items():
+                for attr, yaml_key in (("from_", "from"), ("to", "to"), ("step", "step")):
+                    check(("analysis", section, "sweep", key, yaml_key), getattr(r, attr), var_joint.get(key))
+        for name, j in self.m.joints.items():
+            flat = j.limits if j.limits and not isinstance(j.limits[0], list) else []
+            for k, v in enumerate(flat):
+                check(("joints", name, "limits", k), v, name)
+
     def run(self) -> list[Problem]:
         self.links_section()
         self.joints_section()
         self.serial_section()
         self.references()
         self.topology()
+        if not any(p.severity == "error" for p in self.problems):
+            self.physical()
         return self.problems
+
+
+_EXAMPLE = {"angle": "30 deg", "length": "25 mm", "torque": "2 N*m", "force": "10 N"}
 
 
 def check(m: Mechanism) -> list[Problem]:

@@ -30,14 +30,14 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from .base import Strict, choices_hint, located_error
-from .mechanism import Bool, FrameRef, Name, NonNeg, Num, SimulateDefaults, SolveDefaults, Vec
+from .mechanism import Bool, ForcesDefaults, FrameRef, Name, NonNeg, Num, SimulateDefaults, SolveDefaults, Vec
 from .study import Study, Text
 
-ANALYSES = ("solve", "ik", "jacobian", "simulate")
-AnalysisName = Literal["solve", "ik", "jacobian", "simulate"]
+ANALYSES = ("solve", "ik", "jacobian", "simulate", "forces")
+AnalysisName = Literal["solve", "ik", "jacobian", "simulate", "forces"]
 
 # -- figures and checks ----------------------------------------------------------------------------
-Stat = Literal["min", "max", "mean", "std", "range", "absmax", "first", "last"]
+Stat = Literal["min", "max", "mean", "std", "range", "absmax", "first", "last", "rms"]
 FIGURE_KINDS = ("column", "path_deviation", "range_of_motion", "peak_driver_load", "grashof")
 CHECK_SHORTCUTS = ("min_transmission_angle", "max_loop_residual", "max_driver_torque")
 
@@ -158,6 +158,9 @@ class JobBase(Strict):
     #: result table file name in the output folder (.csv or .json); default ``<job id>.csv``
     output: Optional[Text] = None
     study: Optional[Study] = None
+    #: warnings of the mechanism files (implausible gravity, a spring too stiff for dt ...) are
+    #: errors: the job reports the file invalid (like ``linkcli validate --strict``)
+    strict: Bool = False
 
     @field_validator("files", mode="before")
     @classmethod
@@ -206,6 +209,14 @@ class SimulateJob(JobBase):
     options: SimulateDefaults = Field(default_factory=SimulateDefaults)
 
 
+# --- forces analysis (issue 12): merged over the file's analysis.forces ---------------------------
+class ForcesJob(JobBase):
+    analysis: Literal["forces"]
+    #: merged over the file's ``analysis.forces`` (a `set` or `sweep` here replaces the file's sweep)
+    options: ForcesDefaults = Field(default_factory=ForcesDefaults)
+# --- end forces ----------------------------------------------------------------------------------------
+
+
 class _UnknownAnalysis(Strict):
     """Stands in for a job whose ``analysis`` is unknown, so that the error names that key."""
 
@@ -222,6 +233,7 @@ def _analysis_of(data: Any) -> str:
 
 Job = Annotated[Union[Annotated[SolveJob, Tag("solve")], Annotated[IKJob, Tag("ik")],
                       Annotated[JacobianJob, Tag("jacobian")], Annotated[SimulateJob, Tag("simulate")],
+                      Annotated[ForcesJob, Tag("forces")],
                       Annotated[_UnknownAnalysis, Tag("unknown")]],
                 Discriminator(_analysis_of)]
 
@@ -236,5 +248,5 @@ class JobFile(Strict):
     schema_: Optional[str] = Field(default=None, alias="$schema")
 
 
-__all__ = ["JobFile", "SolveJob", "IKJob", "JacobianJob", "SimulateJob", "JobBase", "Figure", "Check", "IKOptions",
+__all__ = ["JobFile", "SolveJob", "IKJob", "JacobianJob", "SimulateJob", "ForcesJob", "JobBase", "Figure", "Check", "IKOptions",
            "JacobianOptions", "ANALYSES", "CHECK_SHORTCUTS", "FIGURE_KINDS"]

@@ -11,16 +11,26 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationInfo, model_validator
 
-from .base import NonNeg, Num, Pos, Strict, located_error, numbers_or_lists
+from .base import NonNeg, Num, Pos, Strict, located_error  # noqa: F401 - NonNeg, Pos re-exported (jobs)
 from .study import Study
+from .units import (ACCELERATION, ANGLE, DRIVEN, DRIVEN_RATE, FORCE, FREQUENCY, INERTIA, JOINT, JOINT_ACCEL,
+                    JOINT_RATE, LENGTH, LINEAR_DAMPING, LINEAR_STIFFNESS, MASS, TIME, TORQUE, TORSIONAL_DAMPING,
+                    TORSIONAL_STIFFNESS, Q)
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
-Vec = list[Num]
+Vec = list[Num]  # unitless (directions, rotation matrices)
+Length = Annotated[float, Q(LENGTH)]
+Angle = Annotated[float, Q(ANGLE)]
+#: a point or offset in the file's length unit: [x, y] or [x, y, z]
+Point = Annotated[list[float], Q(LENGTH, "vector", doc="Coordinates")]
+Mass = Annotated[float, Q(MASS, ge=0, doc="Mass")]
+Time = Annotated[float, Q(TIME)]
 #: ``yes``/``on`` are text, not booleans (the YAML reader follows YAML 1.2): only true/false
 Bool = Annotated[bool, Field(strict=True)]
 #: planar: Izz about the CG; spatial: [Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or 3x3
-Inertia = Annotated[Union[Num, list[Num], list[list[Num]]],
-                    numbers_or_lists("a number, a list of numbers or a 3x3 matrix", nested=True)]
+Inertia = Annotated[Union[float, list[float], list[list[float]]],
+                    Q(INERTIA, "matrix", doc="Inertia about the cg, link axes: planar Izz; spatial [Ixx, Iyy, "
+                      "Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 matrix")]
 #: "link" or "link.frame"
 FrameRef = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z_][A-Za-z0-9_\-]*)?$")]
 
@@ -28,8 +38,9 @@ JointType = Literal["fixed", "revolute", "prismatic", "cylindrical", "universal"
 
 
 class Units(Strict):
-    """Units of every length and angle in the file and in the outputs. Mass is always kg,
-    time s, force N, torque N m."""
+    """Units of every length and angle in the file and in the outputs (and of their rates, per
+    s). Every other quantity is SI whatever these say: mass kg, inertia kg m^2, gravity m/s^2,
+    force N, torque N m, stiffness N/m or N m/rad, damping N s/m or N m s/rad, time s."""
 
     length: Literal["m", "cm", "mm", "in", "ft"] = "m"
     angle: Literal["deg", "rad"] = "deg"
@@ -37,7 +48,7 @@ class Units(Strict):
 
 class AxisAngle(Strict):
     axis: Vec
-    angle: Num
+    angle: Annotated[float, Q(ANGLE, doc="Rotation angle about the axis")]
 
 
 def _frame_schema(schema: dict[str, Any]) -> None:
@@ -56,9 +67,9 @@ class Frame(Strict):
 
     model_config = ConfigDict(json_schema_extra=_frame_schema)
 
-    origin: Vec = Field(default_factory=list)
-    angle: Optional[Num] = None
-    rpy: Optional[Vec] = None
+    origin: Annotated[list[float], Q(LENGTH, "vector", doc="Origin in the link frame")] = Field(default_factory=list)
+    angle: Optional[Annotated[float, Q(ANGLE, doc="Rotation about z (planar)")]] = None
+    rpy: Optional[Annotated[list[float], Q(ANGLE, "vector", doc="Roll, pitch, yaw about fixed x, y, z")]] = None
     axis_angle: Optional[AxisAngle] = None
     rotation: Optional[list[Vec]] = None
 
@@ -87,28 +98,28 @@ class ShapeRod(Strict):
     """Uniform slender rod between two frames of the link (or of given length along x)."""
 
     type: Literal["rod"]
-    mass: NonNeg
+    mass: Mass
     between: Optional[list[Name]] = None  # two frame names of this link
-    length: Optional[Pos] = None
+    length: Optional[Annotated[float, Q(LENGTH, gt=0, doc="Rod length along x")]] = None
 
 
 class ShapeBox(Strict):
     """Uniform box (spatial) or rectangle (planar) centred at ``center``, edges along link axes."""
 
     type: Literal["box"]
-    mass: NonNeg
-    size: Vec
-    center: Optional[Vec] = None
+    mass: Mass
+    size: Annotated[list[float], Q(LENGTH, "vector", doc="Edge lengths along the link axes")]
+    center: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre in the link frame")]] = None
 
 
 class ShapeDisk(Strict):
     """Uniform disk (planar) or cylinder about z of the link (spatial), centred at ``center``."""
 
     type: Literal["disk"]
-    mass: NonNeg
-    radius: Pos
-    height: Optional[Pos] = None
-    center: Optional[Vec] = None
+    mass: Mass
+    radius: Annotated[float, Q(LENGTH, gt=0, doc="Radius")]
+    height: Optional[Annotated[float, Q(LENGTH, gt=0, doc="Height along z (spatial)")]] = None
+    center: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre in the link frame")]] = None
 
 
 Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="type")]
@@ -116,8 +127,8 @@ Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="typ
 
 class Link(Strict):
     frames: dict[Name, Frame] = Field(default_factory=dict)
-    mass: Optional[NonNeg] = None
-    cg: Optional[Vec] = None
+    mass: Optional[Mass] = None
+    cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
     inertia: Optional[Inertia] = None
     shape: Optional[Shape] = None
 
@@ -131,7 +142,8 @@ class Joint(Strict):
     #: prismatic default x)
     axis: Optional[Vec] = None
     #: [lower, upper] for a 1-variable joint, a list of pairs for more; null = unbounded
-    limits: Optional[list[Any]] = None
+    limits: Optional[Annotated[list[Any], Q(JOINT, "limits", doc="[lower, upper] (a list of pairs for a "
+                                             "multi-variable joint); null = unbounded")]] = None
 
 
 class DHRow(Strict):
@@ -140,14 +152,15 @@ class DHRow(Strict):
     name: Optional[Name] = None
     joint_name: Optional[Name] = None
     type: Literal["revolute", "prismatic"] = "revolute"
-    a: Num = 0.0
-    alpha: Num = 0.0
-    d: Num = 0.0
-    theta: Num = 0.0  # joint-angle offset (revolute) or angle (prismatic)
+    a: Annotated[float, Q(LENGTH, doc="Link length a")] = 0.0
+    alpha: Annotated[float, Q(ANGLE, doc="Link twist alpha")] = 0.0
+    d: Annotated[float, Q(LENGTH, doc="Link offset d (offset of the variable, prismatic)")] = 0.0
+    theta: Annotated[float, Q(ANGLE, doc="Joint angle offset (revolute) or angle (prismatic)")] = 0.0
     actuated: Bool = True
-    limits: Optional[list[Optional[Num]]] = None
-    mass: Optional[NonNeg] = None
-    cg: Optional[Vec] = None
+    limits: Optional[Annotated[list[Optional[float]], Q(JOINT, "limits", doc="[lower, upper]; null = unbounded")]] \
+        = None
+    mass: Optional[Mass] = None
+    cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
     inertia: Optional[Inertia] = None
     frames: dict[Name, Frame] = Field(default_factory=dict)
 
@@ -167,27 +180,27 @@ class Serial(Strict):
 class LinearSpring(Strict):
     type: Literal["linear"] = "linear"
     between: list[FrameRef]
-    stiffness: NonNeg  # N per length unit
-    free_length: NonNeg
+    stiffness: Annotated[float, Q(LINEAR_STIFFNESS, ge=0, doc="Stiffness")]
+    free_length: Annotated[float, Q(LENGTH, ge=0, doc="Free (unstretched) length")]
 
 
 class TorsionalSpring(Strict):
     type: Literal["torsional"]
     joint: Name
-    stiffness: NonNeg  # N m per angle unit
-    free_angle: Num = 0.0
+    stiffness: Annotated[float, Q(TORSIONAL_STIFFNESS, ge=0, doc="Stiffness")]
+    free_angle: Annotated[float, Q(ANGLE, doc="Joint angle at which the spring is relaxed")] = 0.0
 
 
 class LinearDamper(Strict):
     type: Literal["linear"] = "linear"
     between: list[FrameRef]
-    damping: NonNeg  # N s per length unit
+    damping: Annotated[float, Q(LINEAR_DAMPING, ge=0, doc="Damping coefficient")]
 
 
 class TorsionalDamper(Strict):
     type: Literal["torsional"]
     joint: Name
-    damping: NonNeg  # N m s per angle unit
+    damping: Annotated[float, Q(TORSIONAL_DAMPING, ge=0, doc="Damping coefficient")]
 
 
 def _element_kind(data: Any) -> str:
@@ -204,72 +217,98 @@ class Load(Strict):
     """Constant force (N, world frame) at a frame of a link, and/or a constant torque (N m)."""
 
     link: FrameRef  # link or link.frame: point of application
-    force: Optional[Vec] = None
-    torque: Optional[Annotated[Union[Num, Vec], numbers_or_lists("a number (planar) or [tx, ty, tz]")]] = None
+    force: Optional[Annotated[list[float], Q(FORCE, "vector", doc="Force, world frame")]] = None
+    torque: Optional[Annotated[Union[float, list[float]],
+                               Q(TORQUE, "scalar|vector", doc="Torque: a number (planar) or [tx, ty, tz]")]] = None
 
 
 class Driver(Strict):
     """Prescribed motion (``kind: motion``) or applied torque/force (``kind: torque``) of an
     actuated joint, as a function of time ``type``:
     constant(value) | constant_speed(speed, start) | ramp(start, end, t_start, t_end, shape) |
-    harmonic(offset, amplitude, frequency [Hz], phase) | table(t, values, interpolation)."""
+    harmonic(offset, amplitude, frequency [Hz], phase) | table(t, values, interpolation).
+    Motion values are in the file's angle (revolute) or length (prismatic) unit, rates per s;
+    torque drivers in N m (revolute) or N (prismatic); times in s; phase in the angle unit."""
 
     joint: Name
     kind: Literal["motion", "torque"] = "motion"
     type: Literal["constant", "constant_speed", "ramp", "harmonic", "table"]
-    value: Optional[Num] = None
-    speed: Optional[Num] = None
-    start: Optional[Num] = None
-    end: Optional[Num] = None
-    t_start: NonNeg = 0.0
-    t_end: Optional[Pos] = None
+    value: Optional[Annotated[float, Q(DRIVEN, doc="Constant value")]] = None
+    speed: Optional[Annotated[float, Q(DRIVEN_RATE, doc="Rate of a constant_speed driver")]] = None
+    start: Optional[Annotated[float, Q(DRIVEN, doc="Value at the start (default: the assembly value)")]] = None
+    end: Optional[Annotated[float, Q(DRIVEN, doc="Value at the end of a ramp")]] = None
+    t_start: Annotated[float, Q(TIME, ge=0, doc="Start time")] = 0.0
+    t_end: Optional[Annotated[float, Q(TIME, gt=0, doc="End time of a ramp")]] = None
     shape: Literal["linear", "cycloidal"] = "cycloidal"
-    offset: Optional[Num] = None
-    amplitude: Optional[Num] = None
-    frequency: Optional[Pos] = None
-    phase: Num = 0.0
-    t: Optional[list[Num]] = None
-    values: Optional[list[Num]] = None
+    offset: Optional[Annotated[float, Q(DRIVEN, doc="Mean value of a harmonic (default: the assembly value)")]] = None
+    amplitude: Optional[Annotated[float, Q(DRIVEN, doc="Amplitude of a harmonic")]] = None
+    frequency: Optional[Annotated[float, Q(FREQUENCY, gt=0, doc="Frequency of a harmonic")]] = None
+    phase: Annotated[float, Q(ANGLE, doc="Phase of a harmonic: offset + amplitude sin(2 pi f t + phase)")] = 0.0
+    t: Optional[Annotated[list[float], Q(TIME, "vector", doc="Table times")]] = None
+    values: Optional[Annotated[list[float], Q(DRIVEN, "vector", doc="Table values")]] = None
     interpolation: Literal["linear", "cubic"] = "cubic"
 
 
 class SweepRange(Strict):
-    from_: Num = Field(alias="from")
-    to: Num
-    step: Optional[Pos] = None
+    from_: Annotated[float, Q(JOINT, doc="First value")] = Field(alias="from")
+    to: Annotated[float, Q(JOINT, doc="Last value")]
+    step: Optional[Annotated[float, Q(JOINT, gt=0, doc="Spacing")]] = None
     num: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
 
 
 class SolveDefaults(Strict):
-    set: dict[str, Num] = Field(default_factory=dict)
+    set: dict[str, Annotated[float, Q(JOINT, doc="Actuated values by variable name")]] = Field(default_factory=dict)
     sweep: dict[str, SweepRange] = Field(default_factory=dict)
     mode: Literal["grid", "zip"] = "grid"
-    rates: dict[str, Num] = Field(default_factory=dict)
-    accelerations: dict[str, Num] = Field(default_factory=dict)
+    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Actuated rates by variable name")]] = \
+        Field(default_factory=dict)
+    accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Actuated accelerations by variable name")]] = \
+        Field(default_factory=dict)
     output_frames: Optional[list[FrameRef]] = None
 
 
 class SimulateDefaults(Strict):
-    t_end: Pos = 1.0
-    dt: Pos = 1e-3
+    t_end: Annotated[float, Q(TIME, gt=0, doc="Duration")] = 1.0
+    dt: Annotated[float, Q(TIME, gt=0, doc="Time step")] = 1e-3
     every: Annotated[int, Field(strict=True, ge=1)] = 1
-    rates: dict[str, Num] = Field(default_factory=dict)  # initial actuated rates
-    set: dict[str, Num] = Field(default_factory=dict)  # initial actuated values
+    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial actuated rates by variable name")]] = \
+        Field(default_factory=dict)
+    set: dict[str, Annotated[float, Q(JOINT, doc="Initial actuated values by variable name")]] = \
+        Field(default_factory=dict)
+
+
+class ForcesDefaults(Strict):
+    """Defaults of `linkcli forces`: the motion (``set``/``sweep``/``mode``; default: the
+    ``solve`` block's), input speeds and accelerations (file units per s, per s^2, or a string
+    with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or accelerations),
+    extra ``loads`` (force in N, world components, at a frame: ``coupler.P: [0, -100]``) and
+    whether ``gravity`` acts."""
+
+    set: dict[str, Num] = Field(default_factory=dict)
+    sweep: dict[str, SweepRange] = Field(default_factory=dict)
+    mode: Literal["grid", "zip"] = "grid"
+    speed: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    accelerations: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    static: Bool = False
+    loads: dict[FrameRef, Vec] = Field(default_factory=dict)
+    gravity: Bool = True
 
 
 class Analysis(Strict):
     solve: Optional[SolveDefaults] = None
     simulate: Optional[SimulateDefaults] = None
+    forces: Optional[ForcesDefaults] = None
 
 
 class Mechanism(Strict):
-    """A mechanism file. See README.md for the format with a commented example."""
+    """A mechanism file. Field-by-field reference (units, defaults, conventions): docs/format.md;
+    a commented example: README.md."""
 
     name: Annotated[str, StringConstraints(min_length=1)]
     description: str = ""
     kind: Literal["planar", "spatial"] = "planar"
     units: Units = Field(default_factory=Units)
-    gravity: Optional[Vec] = None
+    gravity: Optional[Annotated[list[float], Q(ACCELERATION, "vector", doc="Gravity, world frame")]] = None
     links: dict[Name, Link] = Field(default_factory=dict)
     joints: dict[Name, Joint] = Field(default_factory=dict)
     serial: Optional[Serial] = None
@@ -277,9 +316,9 @@ class Mechanism(Strict):
     effector: Optional[FrameRef] = None
     tool: Optional[Frame] = None
     #: starting estimate of joint variables: ``J: value`` or ``J: [q1, q2, ...]`` (multi-variable)
-    assembly: dict[str, Annotated[Union[Num, list[Num]],
-                                  numbers_or_lists("a number, or a list of numbers for a multi-variable joint")]] \
-        = Field(default_factory=dict)
+    assembly: dict[str, Annotated[Union[float, list[float]],
+                                  Q(JOINT, "scalar|vector", doc="Starting estimate of joint variables: `J: value`, "
+                                    "or `J: [q1, q2, ...]` for a multi-variable joint")]] = Field(default_factory=dict)
     springs: dict[Name, Spring] = Field(default_factory=dict)
     dampers: dict[Name, Damper] = Field(default_factory=dict)
     loads: dict[Name, Load] = Field(default_factory=dict)

@@ -23,7 +23,7 @@ FilesArgument = Annotated[List[Path], typer.Argument(
     metavar="JOBS.yaml | FILE...", show_default=False,
     help="A job file, or mechanism files (shell globs welcome) for the short form.")]
 AnalysisOption = Annotated[Optional[str], typer.Option(
-    "--analysis", "-a", metavar="solve|jacobian|simulate", show_default=False,
+    "--analysis", "-a", metavar="solve|jacobian|simulate|forces", show_default=False,
     help="Short form: the analysis run on every FILE (default solve), with the file's own defaults.")]
 OutDirOption = Annotated[Optional[Path], typer.Option(
     "--out-dir", "-d", metavar="DIR", file_okay=False, show_default=False,

@@ -63,6 +63,66 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return json_safe(raw)
 
 
+def _si(values) -> float | list:
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    return float(arr) if arr.ndim == 0 else [_si(v) for v in arr]
+
+
+def compiled_parameters(mech: "CompiledMechanism", model: Any) -> list[dict[str, Any]]:
+    """Every physical parameter as the solver uses it, SI: ``{"parameter", "value", "unit"}``
+    (links' mass, cg, inertia; gravity; springs, dampers, loads; driver profiles)."""
+    from linkcli.core.mechanism import DRIVE_TORQUE
+
+    rows: list[dict[str, Any]] = []
+
+    def add(key: str, value: Any, unit: str) -> None:
+        rows.append({"parameter": key, "value": _si(value), "unit": unit})
+
+    dims = slice(0, 2) if mech.planar else slice(0, 3)
+    add("gravity", mech.gravity[dims], "m/s^2")
+    for i, name in enumerate(mech.link_names):
+        if not mech.link_has_mass[i]:
+            continue
+        add(f"links.{name}.mass", mech.link_mass[i], "kg")
+        add(f"links.{name}.cg", mech.link_cg[i][dims], "m")
+        add(f"links.{name}.inertia", mech.link_inertia[i][2, 2] if mech.planar else mech.link_inertia[i], "kg m^2")
+    # compile lists springs before dampers, linear in axial_*, torsional in torsional_*
+    n_axial = sum(e.type == "linear" for e in model.springs.values())
+    n_tors = sum(e.type == "torsional" for e in model.springs.values())
+    for k, name in enumerate(mech.axial_names):
+        if k < n_axial:
+            add(f"springs.{name}.stiffness", mech.axial_stiffness[k], "N/m")
+            add(f"springs.{name}.free_length", mech.axial_free_length[k], "m")
+        else:
+            add(f"dampers.{name}.damping", mech.axial_damping[k], "N s/m")
+    for k, name in enumerate(mech.torsional_names):
+        if k < n_tors:
+            add(f"springs.{name}.stiffness", mech.torsional_stiffness[k], "N m/rad")
+            add(f"springs.{name}.free_angle", mech.torsional_free_angle[k], "rad")
+        else:
+            add(f"dampers.{name}.damping", mech.torsional_damping[k], "N m s/rad")
+    for k, name in enumerate(mech.load_names):
+        add(f"loads.{name}.point", mech.load_point[k][dims], "m")
+        add(f"loads.{name}.force", mech.load_force[k][dims], "N")
+        add(f"loads.{name}.torque", mech.load_torque[k][2] if mech.planar else mech.load_torque[k], "N m")
+    for k, name in enumerate(mech.driver_names):
+        qi = int(mech.driver_q[k])
+        rot = bool(mech.q_is_rotation[qi])
+        base = ("N m" if rot else "N") if mech.driver_kind[k] == DRIVE_TORQUE else ("rad" if rot else "m")
+        units = {"value": base, "start": base, "end": base, "offset": base, "amplitude": base,
+                 "speed": base + "/s", "t_start": "s", "t_end": "s", "frequency": "Hz", "phase": "rad"}
+        prof = mech.driver_profile[k]
+        for key, value in prof.params.items():
+            if key in units:
+                add(f"drivers.{name}.{key}", value, units[key])
+        if prof.t is not None:
+            add(f"drivers.{name}.t", prof.t, "s")
+            add(f"drivers.{name}.values", prof.values, base)
+    return rows
+
+
 def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tuple[dict[str, Any], list["Diagnostic"]]:
     """Plain data describing the mechanism (lengths/angles in the file's units) and the warnings
     (loader warnings plus actuation vs mobility)."""
@@ -151,15 +211,22 @@ def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tupl
         "loads": [{"name": n, "link": ld.link, "force": ld.force, "torque": ld.torque} for n, ld in m.loads.items()],
         "drivers": [{"name": n, "joint": d.joint, "kind": d.kind, "type": d.type} for n, d in m.drivers.items()],
         "warnings": [d.to_dict() for d in warnings],
+        "si_parameters": compiled_parameters(mech, m),
     }
     return data, warnings
 
 
 def render_info(data: dict[str, Any]) -> None:
-    """The summary on stdout with rich (every file-provided string escaped: no markup)."""
+    """The summary on stdout with rich (every file-provided string escaped: no markup, control
+    characters as visible escapes)."""
     from rich import box
-    from rich.markup import escape
+    from rich.markup import escape as escape_markup
     from rich.table import Table
+
+    from linkcli.errors import visible
+
+    def escape(text: str) -> str:
+        return escape_markup(visible(text))
 
     con = stdout_console()
 
@@ -179,7 +246,7 @@ def render_info(data: dict[str, Any]) -> None:
     lines = [
         f"[bold]{escape(data['name'])}[/bold]  ({data['kind']}; lengths in {escape(u['length'])}, "
         f"angles in {escape(u['angle'])}; mass kg, force N, torque N m, time s)",
-        escape(data["description"]) if data["description"] else None,
+        "\n".join(escape(line) for line in data["description"].split("\n")) if data["description"] else None,
         f"file {escape(data['file'])}  sha256 {data['sha256']}",
         f"{c['links']} links, {c['joints']} joints, {c['variables']} variables, {c['loops']} loops, "
         f"{c['constraints']} constraint equations",
@@ -207,13 +274,24 @@ def render_info(data: dict[str, Any]) -> None:
         shown = ", ".join(f"{e['name']} ({e.get('type') or e.get('link')})" for e in items) or "none"
         con.print(f"{section}: {escape(shown)}")
 
+    def value(v: Any) -> str:
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return f"{v:.6g}"
+
+    con.print()
+    table("physical parameters as the solver uses them (SI)", ("parameter", "value", "unit"),
+          [(p["parameter"], value(p["value"]), p["unit"]) for p in data["si_parameters"]])
+
 
 def info(file: MechanismFile, fmt: SummaryFormatOption = SummaryFormat.table, quiet: QuietOption = False) -> None:
     """Summarise a mechanism: links, joints, variables, loops, mobility (Gruebler and rank),
     actuated variables, springs, dampers, loads and drivers.
 
-    Lengths and angles are in the file's units. Warnings go to stderr (and into the JSON, under
-    "warnings"). With --format json, stdout holds only the JSON document.
+    Lengths and angles are in the file's units; the last table ("si_parameters" in the JSON)
+    lists every physical parameter the solver uses (masses, cg, inertias, gravity, springs,
+    dampers, loads, drivers) in SI. Warnings go to stderr (and into the JSON, under "warnings").
+    With --format json, stdout holds only the JSON document.
     """
     loaded, mech = load_and_compile(file)
     data, warnings = mechanism_info(loaded, mech)

@@ -30,7 +30,8 @@ def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "
     meta = table.metadata
     if not quiet and meta.get("condition") is not None:
         echo_err(f"condition number {float(meta['condition']):.6g}, manipulability "
-                 f"{float(meta['manipulability']):.6g} (file units), mobility {meta['mobility']['mobility']}")
+                 f"{float(meta['manipulability']):.6g} (dimensionless: lengths per characteristic length "
+                 f"{float(meta['characteristic_length_m']):.4g} m), mobility {meta['mobility']['mobility']}")
     finish(failed, 1, quiet=quiet, what="configurations", first_failure="cannot assemble at the given values")
 
 

@@ -1,0 +1,352 @@
+"""Forces along a motion (inverse dynamics, kinetostatics) and static equilibria -> ResultTable.
+
+Inputs in the file's units as a user types them; speeds may carry a unit (``60rpm``,
+``2 rad/s``, ``0.5 m/s``: parsed by pint). The motion is the kinematic sweep of ``solve``;
+each actuated input turns at its speed (``--speed``, else the file's ``analysis.forces.speed``,
+else the speed of a ``constant_speed`` motion driver of that joint, else 0) with its
+acceleration (default 0). ``static`` drops velocities and accelerations (kinetostatics).
+
+Columns: joint variables and rates, then per actuated input ``J.torque [N m]`` (``J.force
+[N]`` for a prismatic one), per joint its reaction on the child (world ``Fx, Fy[, Fz]``,
+``Mz`` or ``Mx, My, Mz``; joint frame ``F1, F2[, F3]``, ``M3`` or ``M1..M3``; magnitude ``F``),
+spring/damper forces, d'Alembert inertia loads per link, the shaking force and moment on the
+ground, the power balance, the mechanical advantage (static, with loads), status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import kinetostatics as ks
+from ..core.loop_closure import Status
+from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
+from ..core.sweep import solve_sweep
+from ..core.velocity import joint_accelerations, joint_rates
+from ..errors import AnalysisInputError
+from ..model.base import choices_hint
+from ..results import ResultTable
+from .inputs import Sweep, actuated_index, actuated_scale, actuated_values, format_inputs, sweep_path
+from .solve import sweep_messages
+
+
+@dataclass(frozen=True)
+class ForcesRequest:
+    """Inputs of a forces analysis in the file's units. ``speeds``/``accelerations``: numbers
+    (file units per s, per s^2) or strings with a unit (``"60 rpm"``). ``loads``: frame name ->
+    force (N, world components) added for this analysis."""
+
+    set: dict[str, float] = field(default_factory=dict)
+    sweeps: list[Sweep] = field(default_factory=list)
+    mode: str = "grid"
+    speeds: dict[str, float | str] = field(default_factory=dict)
+    accelerations: dict[str, float | str] = field(default_factory=dict)
+    static: bool = False
+    loads: dict[str, list[float]] = field(default_factory=dict)
+    gravity: bool = True
+    tol: float = 1e-10
+
+
+@dataclass(frozen=True)
+class ForcesOutcome:
+    table: ResultTable
+    n_failed: int
+    messages: list[str]
+    summary: dict
+    result: object = None  # the core ForcesResult
+
+
+def request_from_defaults(model) -> ForcesRequest:
+    """A request from the file's ``analysis.forces`` block; its sweep defaults to the
+    ``analysis.solve`` sweep (the same motion as solve)."""
+    fd, sd = model.analysis.forces, model.analysis.solve
+    base = sd if sd is not None else None
+    sweeps = [Sweep(name, r.from_, r.to, r.step, r.num) for name, r in (base.sweep.items() if base else ())]
+    req = ForcesRequest(dict(base.set) if base else {}, sweeps, base.mode if base else "grid")
+    if fd is None:
+        return req
+    if fd.sweep or fd.set:
+        sweeps = [Sweep(name, r.from_, r.to, r.step, r.num) for name, r in fd.sweep.items()]
+        req = ForcesRequest(dict(fd.set), sweeps, fd.mode)
+    return ForcesRequest(req.set, req.sweeps, fd.mode if fd.sweep else req.mode, dict(fd.speed),
+                         dict(fd.accelerations), fd.static, {k: list(v) for k, v in fd.loads.items()}, fd.gravity)
+
+
+# -- quantities with units ----------------------------------------------------------------------------
+def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: int, where: str) -> float:
+    """A rate (``order`` 1: per s) or acceleration (2: per s^2) in SI: a plain number is in the
+    file's unit per s^order (``file_scale`` SI per file unit), a string may carry a unit
+    (``60rpm``, ``2 rad/s``, ``100 deg/s^2``, ``0.5 m/s``), parsed by pint (imported here only)."""
+    if isinstance(text, (int, float)):
+        return float(text) * file_scale
+    s = str(text).strip()
+    try:
+        return float(s) * file_scale
+    except ValueError:
+        pass
+    import pint
+
+    ureg = _registry(pint)
+    target = ("radian" if is_rotation else "meter") + ("/second" if order == 1 else "/second**2")
+    try:
+        qty = ureg.Quantity(s)
+        return float(qty.to(target).magnitude)
+    except (pint.errors.PintError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+        what = ("an angular" if is_rotation else "a linear") + (" speed" if order == 1 else " acceleration")
+        example = ("60rpm, 2 rad/s or 360 deg/s" if order == 1 else "10 rad/s^2") if is_rotation else \
+            ("0.5 m/s or 20 mm/s" if order == 1 else "2 m/s^2")
+        raise AnalysisInputError(f"{where}: {s!r} is not {what} ({exc}); write a number in the file's units "
+                                 f"per second or a value with a unit, e.g. {example}") from None
+
+
+_UREG = None
+
+
+def _registry(pint):
+    global _UREG
+    if _UREG is None:
+        _UREG = pint.UnitRegistry()
+    return _UREG
+
+
+def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) -> np.ndarray:
+    """(n_act,) SI rates (order 1) or accelerations (order 2) from ``{name: value}``."""
+    out = np.zeros(mech.n_actuated)
+    scale = actuated_scale(mech)
+    for name, v in values.items():
+        k = actuated_index(mech, name, option)
+        rot = bool(mech.q_is_rotation[mech.q_actuated[k]])
+        out[k] = parse_rate(v, rot, float(scale[k]), order, f"{option} {name}")
+    return out
+
+
+def default_speeds(mech: CompiledMechanism) -> dict[int, float]:
+    """Actuated index -> SI speed of a ``constant_speed`` motion driver on it (the file's motor)."""
+    out = {}
+    for qi, kind, prof in zip(mech.driver_q, mech.driver_kind, mech.driver_profile):
+        if kind == DRIVE_MOTION and prof.kind == "constant_speed":
+            out[int(np.flatnonzero(mech.q_actuated == qi)[0])] = float(prof.params["speed"])
+    return out
+
+
+def extra_loads(mech: CompiledMechanism, loads: dict[str, list[float]], option: str) -> list[ks.ExtraLoad]:
+    """Loads at named frames (``coupler.P``: force N, world components [fx, fy(, fz)])."""
+    out = []
+    dim = 2 if mech.planar else 3
+    named = [n for n in mech.frame_names if "." in n]
+    for name, force in loads.items():
+        if name not in mech.frame_names:
+            raise AnalysisInputError(f"{option}: unknown frame '{name}'. " + choices_hint("frames", name, named))
+        if len(force) != dim:
+            raise AnalysisInputError(f"{option} {name}: a force needs {dim} components (N, world frame), "
+                                     f"got {len(force)}")
+        f3 = np.zeros(3)
+        f3[:dim] = force
+        out.append(ks.ExtraLoad(mech.frame_names.index(name), f3, np.zeros(3)))
+    return out
+
+
+# -- the analysis ------------------------------------------------------------------------------------
+def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> ForcesOutcome:
+    """Solve the sweep, its rates and accelerations, then the forces at every point."""
+    if mech.n_actuated == 0:
+        raise AnalysisInputError("forces needs actuated joints (the inputs that move the mechanism); mark them "
+                                 "`actuated: true`")
+    base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
+    path, order = sweep_path(mech, base, req.sweeps, req.mode)
+    loads = extra_loads(mech, req.loads, "--load")
+    speed = np.zeros(mech.n_actuated)
+    acc = np.zeros(mech.n_actuated)
+    if not req.static:
+        for k, v in default_speeds(mech).items():
+            speed[k] = v
+        given = input_rates(mech, req.speeds, 1, "--speed")
+        for name in req.speeds:
+            speed[actuated_index(mech, name, "--speed")] = given[actuated_index(mech, name, "--speed")]
+        acc = input_rates(mech, req.accelerations, 2, "--acceleration")
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    ok = res.status == Status.CONVERGED
+    n = len(path)
+    q = np.where(ok[:, None], res.q, mech.q_init)  # finite stand-ins where the kinematics failed
+    qd = np.zeros_like(q)
+    qdd = np.zeros_like(q)
+    if not req.static and (np.any(speed) or np.any(acc)):
+        qd = joint_rates(mech, q, np.broadcast_to(speed, (n, mech.n_actuated)))
+        qdd = joint_accelerations(mech, q, qd, np.broadcast_to(acc, (n, mech.n_actuated)))
+    gravity = None if req.gravity else np.zeros(3)
+    try:
+        fr = ks.inverse_dynamics(mech, q, qd, qdd, ok, res.condition, extra_loads=loads, gravity=gravity)
+    except ValueError as exc:
+        raise AnalysisInputError(str(exc)) from None
+    messages = sweep_messages(mech, res, path) + list(fr.warnings)
+    singular = np.flatnonzero((fr.status == ks.SINGULAR))
+    for i in singular[:5]:
+        messages.append(f"singular configuration (toggle or dead centre) at {format_inputs(mech, path[i])}: no finite "
+                        "input torque balances the loads there; the point has status singular")
+    table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc)
+    summary = summarise(mech, path, fr, req)
+    table.metadata["summary"] = summary
+    table.metadata["events"] = messages
+    n_failed = int(np.sum(fr.status != ks.OK))
+    return ForcesOutcome(table, n_failed, messages, summary, fr)
+
+
+def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc) -> ResultTable:
+    table = ResultTable.for_mechanism(
+        mech, loaded, n=len(path), analysis="forces",
+        solver={"tol": req.tol, "method": "kinematic sweep, then Newton-Euler of the bodies (dynamics model), "
+                                          "one linear solve per point", "static": req.static,
+                "gravity": req.gravity},
+        input_speed={mech.q_names[i]: float(s) for i, s in zip(mech.q_actuated, speed)},
+        input_acceleration={mech.q_names[i]: float(a) for i, a in zip(mech.q_actuated, acc)})
+    good = fr.status == ks.OK
+    nan = lambda a: np.where(good.reshape((-1,) + (1,) * (a.ndim - 1)), a, np.nan)[o]  # noqa: E731
+    table.add_q(mech.q_names, nan(q), mech.q_is_rotation)
+    if not req.static:
+        table.add_q(mech.q_names, nan(qd), mech.q_is_rotation, "qd", "s")
+        table.add_q(mech.q_names, nan(qdd), mech.q_is_rotation, "qdd", "s^2")
+    for k, i in enumerate(mech.q_actuated):
+        rot = mech.q_is_rotation[i]
+        table.add(mech.q_names[i], "torque" if rot else "force", "N m" if rot else "N", fr.driver_force[o, k])
+    planar = mech.planar
+    f_axes, m_axes = ((0, 1), (2,)) if planar else ((0, 1, 2), (0, 1, 2))
+    for j, name in enumerate(mech.joint_names):
+        for a in f_axes:
+            table.add(name, f"F{'xyz'[a]}", "N", fr.reaction_force[o, j, a])
+        for a in m_axes:
+            table.add(name, f"M{'xyz'[a]}", "N m", fr.reaction_moment[o, j, a])
+        for a in f_axes:
+            table.add(name, f"F{a + 1}", "N", fr.reaction_force_local[o, j, a])
+        for a in m_axes:
+            table.add(name, f"M{a + 1}", "N m", fr.reaction_moment_local[o, j, a])
+        table.add(name, "F", "N", np.linalg.norm(fr.reaction_force[o, j], axis=-1))
+    for k, name in enumerate(mech.axial_names):
+        table.add_length(name, "length", fr.axial[o, k, 0])
+        table.add(name, "force", "N", fr.axial[o, k, 2])
+    for k, name in enumerate(mech.torsional_names):
+        table.add(name, "torque", "N m", fr.torsional[o, k, 2])
+    if not req.static:
+        for b, name in enumerate(mech.link_names[1:]):
+            for a in f_axes:
+                table.add(name, f"inertia_F{'xyz'[a]}", "N", fr.inertia_force[o, b, a])
+            for a in m_axes:
+                table.add(name, f"inertia_M{'xyz'[a]}", "N m", fr.inertia_moment[o, b, a])
+    for a in f_axes:
+        table.add("shaking", f"F{'xyz'[a]}", "N", fr.shaking_force[o, a])
+    table.add("shaking", "F", "N", np.linalg.norm(fr.shaking_force[o], axis=-1))
+    for a in m_axes:
+        table.add("shaking", f"M{'xyz'[a]}", "N m", fr.shaking_moment[o, a])
+    if not req.static:
+        table.add("power", "input", "W", fr.power_input[o])
+        table.add("power", "kinetic_rate", "W", fr.kinetic_rate[o])
+        table.add("power", "applied", "W", fr.power_applied[o])
+        table.add("power", "balance_error", "W", (fr.power_input + fr.power_applied - fr.kinetic_rate)[o])
+    if req.static and loads and mech.n_actuated == 1:
+        rot = mech.q_is_rotation[mech.q_actuated[0]]
+        load = np.linalg.norm(np.sum([ld.force for ld in loads], axis=0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ma = load / np.abs(fr.driver_force[:, 0])
+        table.add("", "mechanical_advantage", "N/(N m)" if rot else "", ma[o])
+    table.add_codes("", "status", fr.status[o], ks.STATUS_NAMES)
+    table.add("", "condition", "", res.condition[o])
+    table.add("", "balance_residual", "", fr.balance_residual[o])
+    return table
+
+
+def _stats(values: np.ndarray) -> tuple[float, float, int]:
+    """(peak |value|, RMS, index of the peak) over the finite values (NaN, NaN, -1 if none)."""
+    v = np.abs(values)
+    fin = np.isfinite(v)
+    if not fin.any():
+        return float("nan"), float("nan"), -1
+    i = int(np.nanargmax(np.where(fin, v, -np.inf)))
+    return float(v[i]), float(np.sqrt(np.mean(v[fin] ** 2))), i
+
+
+def summarise(mech: CompiledMechanism, path: np.ndarray, fr: ks.ForcesResult, req: ForcesRequest) -> dict:
+    """Peak and RMS input torque/force (RMS over the sweep points: over the input angle for a
+    uniform sweep), largest joint force and where, shaking force and moment peaks and RMS."""
+    where = lambda i: format_inputs(mech, path[i]) if i >= 0 else ""  # noqa: E731
+    inputs = {}
+    for k, qi in enumerate(mech.q_actuated):
+        peak, rms, i = _stats(fr.driver_force[:, k])
+        rot = bool(mech.q_is_rotation[qi])
+        inputs[mech.q_names[qi]] = {"unit": "N m" if rot else "N", "peak": peak, "rms": rms, "at": where(i)}
+    mag = np.linalg.norm(fr.reaction_force, axis=-1)  # (n, n_j)
+    pin = {"joint": "", "force_N": float("nan"), "at": ""}
+    if np.isfinite(mag).any():
+        i, j = np.unravel_index(int(np.nanargmax(np.where(np.isfinite(mag), mag, -np.inf))), mag.shape)
+        pin = {"joint": mech.joint_names[j], "force_N": float(mag[i, j]), "at": where(int(i))}
+    f_peak, f_rms, fi = _stats(np.linalg.norm(fr.shaking_force, axis=-1))
+    m_peak, m_rms, mi = _stats(np.linalg.norm(fr.shaking_moment, axis=-1))
+    return {"points": int(len(path)), "ok": int(np.sum(fr.status == ks.OK)),
+            "singular": int(np.sum(fr.status == ks.SINGULAR)), "static": req.static, "inputs": inputs,
+            "largest_joint_force": pin,
+            "shaking_force_N": {"peak": f_peak, "rms": f_rms, "at": where(fi)},
+            "shaking_moment_Nm": {"peak": m_peak, "rms": m_rms, "at": where(mi)}}
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """The summary as a few human lines (for stderr)."""
+    if "equilibria" in summary:
+        return [f"rest position at {e['at']}: {e['stability']}" for e in summary["equilibria"]]
+    lines = []
+    for name, s in summary["inputs"].items():
+        lines.append(f"{name}: peak {s['peak']:.6g} {s['unit']} (at {s['at']}), RMS {s['rms']:.6g} {s['unit']}")
+    p = summary["largest_joint_force"]
+    if p["joint"]:
+        lines.append(f"largest joint force {p['force_N']:.6g} N in joint {p['joint']} (at {p['at']})")
+    f, m = summary["shaking_force_N"], summary["shaking_moment_Nm"]
+    lines.append(f"shaking force peak {f['peak']:.6g} N, RMS {f['rms']:.6g} N; shaking moment peak "
+                 f"{m['peak']:.6g} N m, RMS {m['rms']:.6g} N m")
+    return lines
+
+
+def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> ForcesOutcome:
+    """Rest positions with the inputs free: one row per equilibrium found along the sweep (one
+    input: every sign change of the holding torque), or near the start point (no sweep, or
+    several inputs). Columns: joint variables, holding torque left (the residual), reduced
+    stiffness (N m/rad or N/m), stability, status."""
+    if mech.n_actuated == 0:
+        raise AnalysisInputError("--equilibrium needs the free inputs marked `actuated: true` (the variables "
+                                 "that place the mechanism)")
+    base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
+    path, _ = sweep_path(mech, base, req.sweeps, req.mode)
+    loads = extra_loads(mech, req.loads, "--load")
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    ok = res.status == Status.CONVERGED
+    gravity = None if req.gravity else np.zeros(3)
+    try:
+        eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
+    except ValueError as exc:
+        raise AnalysisInputError(str(exc)) from None
+    messages = sweep_messages(mech, res, path)
+    if not eqs:
+        messages.append("no rest position found: the holding torque keeps its sign along the sweep "
+                        "(sweep a wider range, or start nearer with --set)")
+    n = len(eqs)
+    table = ResultTable.for_mechanism(mech, loaded, n=n, analysis="equilibrium",
+                                      solver={"tol": req.tol, "method": "Newton on the holding torque with the "
+                                              "analytic reduced stiffness", "gravity": req.gravity})
+    q = np.array([e.q for e in eqs]).reshape(n, mech.n_q)
+    table.add_q(mech.q_names, q, mech.q_is_rotation)
+    for k, i in enumerate(mech.q_actuated):
+        rot = mech.q_is_rotation[i]
+        table.add(mech.q_names[i], "holding_torque" if rot else "holding_force", "N m" if rot else "N",
+                  np.array([e.holding[k] for e in eqs]))
+        table.add(mech.q_names[i], "stiffness", "N m/rad" if rot else "N/m",
+                  np.array([e.stiffness[k, k] for e in eqs]))
+    if mech.n_actuated > 1:
+        table.add("stiffness", "min_eigenvalue", "", np.array([np.linalg.eigvalsh(e.stiffness)[0] for e in eqs]))
+    table.add("", "stability", "", np.array([e.stability for e in eqs], dtype=str).reshape(n))
+    table.add("", "status", "", np.array(["ok" if e.converged else "max_iter" for e in eqs], dtype=str).reshape(n))
+    failed = sum(not e.converged for e in eqs)
+    for e in eqs:
+        if not e.converged:
+            messages.append(f"Newton did not meet the tolerance near {format_inputs(mech, e.a)}")
+    summary = {"equilibria": [{"at": format_inputs(mech, e.a), "stability": e.stability,
+                               "stiffness": e.stiffness.tolist()} for e in eqs]}
+    table.metadata["summary"] = summary
+    table.metadata["events"] = messages
+    return ForcesOutcome(table, failed, messages, summary, eqs)

@@ -1,0 +1,625 @@
+"""Forces along a motion: inverse dynamics, kinetostatics, shaking forces, static equilibrium.
+
+One algorithm, the dynamics model's (:mod:`linkcli.core.dynamics`): every moving link is a body
+in maximal coordinates, every joint and every actuated input is a constraint row, and the
+Newton-Euler equations of all bodies at one instant read
+
+    M a + gyro = Q(x, v) - G(x)^T lambda
+
+with ``Q`` the applied generalized force (gravity, springs, dampers, constant loads: exactly
+:func:`linkcli.core.dynamics.forces.applied_forces`), ``G`` the Jacobian of all constraint rows
+(:func:`linkcli.core.dynamics.constraints.constraint_rows`) and ``lambda`` the multipliers. Along
+a kinematic sweep the motion (positions, velocities, accelerations) is known, so ``lambda`` is
+the solution of one linear system per point, ``G^T lambda = Q - M a - gyro``, solved for all
+points at once. Each actuated input is a motion-driver row (the driving torque/force is minus
+its multiplier, as in ``simulate``); joint reactions come from the multipliers through
+:func:`linkcli.core.dynamics.outputs.sample_outputs`, the same code that reports ``simulate``'s
+reactions, so they mean exactly the same thing: the wrench the joint exerts ON ITS CHILD, world
+frame, moment about the child's joint-frame origin (the parent gets the opposite).
+
+Statically indeterminate mechanisms (more independent-looking rows than body coordinates, e.g.
+a spatial model of a planar loop) get the minimum-norm multipliers of the scaled system (angular
+rows times the mechanism size, as ``simulate``), with a warning.
+
+Kinetostatics (``static``) is the same with zero velocities and accelerations. The static
+equilibrium of a mechanism whose inputs are free (nothing holds them) is where the holding
+torque vanishes; its reduced stiffness ``K = d tau / d theta`` (N m/rad or N/m) is computed
+analytically from second-order kinematic coefficients (:func:`reduced_stiffness`); ``K > 0``
+(positive definite for several inputs) is stable.
+
+Numerics only (no I/O); SI units, world frame throughout.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .dynamics.bodies import inertial_properties
+from .dynamics.constraints import constraint_rows, matrix_rank, row_scaling
+from .dynamics.forces import applied_forces, damper_coordinates
+from .dynamics.kinematics import joint_geometry
+from .dynamics.layout import N_GEOMETRY, R_DRV
+from .dynamics.model import build_model
+from .dynamics.outputs import sample_outputs
+from .dynamics.structs import as_kernel
+from .forward import tree_kinematics
+from .jit import maybe_njit
+from .loop_closure import length_scale
+from .mechanism import DRIVE_MOTION, CompiledMechanism, Profile
+from .velocity import (
+    joint_accelerations,
+    joint_rates,
+    link_accelerations,
+    point_acceleration,
+    point_velocity,
+)
+
+OK, NO_ASSEMBLY, SINGULAR = 0, 1, 2
+STATUS_NAMES = ("ok", "no_assembly", "singular")
+
+#: condition number of the kinematic partition above which a point counts as a toggle (dead
+#: centre): the same threshold as the sweep's ``singular_point`` events (sweep._SINGULAR_CONDITION)
+SINGULAR_CONDITION = 1e8
+
+
+@dataclass(frozen=True)
+class ExtraLoad:
+    """A constant load added for this analysis: ``force`` (3,) N world at frame ``frame``
+    (index), and ``torque`` (3,) N m world on that frame's link."""
+
+    frame: int
+    force: np.ndarray
+    torque: np.ndarray
+
+
+def driven_mechanism(mech: CompiledMechanism, extra_loads: list[ExtraLoad] = (),
+                     gravity: np.ndarray | None = None) -> CompiledMechanism:
+    """``mech`` with a motion driver on every actuated variable (named after it) instead of the
+    file's drivers, the ``extra_loads`` appended to its loads and optionally another gravity.
+
+    Raises ValueError when an actuated variable belongs to a joint with several variables (the
+    dynamics' driver rows act on one-variable joints)."""
+    act = np.asarray(mech.q_actuated, dtype=np.int64)
+    multi = [mech.q_names[k] for k in act if mech.joint_q_count[mech.q_joint[k]] != 1]
+    if multi:
+        raise ValueError(f"forces needs actuated revolute or prismatic joints; {', '.join(multi)} belong(s) to "
+                         "joints with several variables")
+    changes: dict = {"driver_names": tuple(mech.q_names[k] for k in act), "driver_q": act.copy(),
+                         "driver_kind": np.full(len(act), DRIVE_MOTION, dtype=np.int64),
+                         "driver_profile": tuple(Profile("constant", {"value": 0.0}) for _ in act)}
+    if extra_loads:
+        f = np.array([ld.frame for ld in extra_loads], dtype=np.int64)
+        changes.update(
+            load_names=mech.load_names + tuple(f"load_{mech.frame_names[i]}" for i in f),
+            load_link=np.r_[mech.load_link, mech.frame_link[f]].astype(np.int64),
+            load_point=np.r_[mech.load_point.reshape(-1, 3), mech.T_link_frame[f, :3, 3]],
+            load_force=np.r_[mech.load_force.reshape(-1, 3), [ld.force for ld in extra_loads]],
+            load_torque=np.r_[mech.load_torque.reshape(-1, 3), [ld.torque for ld in extra_loads]])
+    if gravity is not None:
+        changes["gravity"] = np.asarray(gravity, dtype=float)
+    return replace(mech, **changes)
+
+
+@dataclass(frozen=True)
+class BodyMotion:
+    """Body states over ``n`` points (see dynamics.bodies): pos, vel, acc (n, n_b, 3) CG in
+    world, m, m/s, m/s^2; rot (n, n_b, 3, 3); omg, alpha (n, n_b, 3) rad/s, rad/s^2 world."""
+
+    pos: np.ndarray
+    rot: np.ndarray
+    vel: np.ndarray
+    acc: np.ndarray
+    omg: np.ndarray
+    alpha: np.ndarray
+
+
+def body_motion(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> BodyMotion:
+    """Body (CG) motion of every moving link from joint positions, rates and accelerations
+    (n, n_q) (kinematics of :mod:`linkcli.core.velocity`, all points at once)."""
+    kin = tree_kinematics(mech, q, jacobian=True)
+    V, A, _ = link_accelerations(mech, kin, qd, qdd)
+    rot = np.ascontiguousarray(kin.T_world_link[:, 1:, :3, :3])
+    pos = kin.T_world_link[:, 1:, :3, 3] + np.einsum("nbij,bj->nbi", rot, mech.link_cg[1:])
+    Vb, Ab = V[:, 1:], A[:, 1:]
+    vel, acc = point_velocity(Vb, pos), point_acceleration(Vb, Ab, pos)
+    omg, alpha = Vb[..., 3:].copy(), Ab[..., 3:].copy()
+    if mech.planar:  # exactly in the plane, like dynamics.bodies.state_from_joints
+        for a in (pos, vel, acc):
+            a[..., 2] = 0.0
+        for a in (omg, alpha):
+            a[..., :2] = 0.0
+    c = np.ascontiguousarray
+    return BodyMotion(c(pos), rot, c(vel), c(acc), c(omg), c(alpha))
+
+
+def _generalized(planar: bool, lin: np.ndarray, ang: np.ndarray) -> np.ndarray:
+    """(n, n_b, 3) linear and angular parts -> (n, nd * n_b) in the dynamics' layout."""
+    if planar:
+        return np.concatenate([lin[..., :2], ang[..., 2:3]], axis=-1).reshape(len(lin), -1)
+    return np.concatenate([lin, ang], axis=-1).reshape(len(lin), -1)
+
+
+def _inertia_terms(model, bm: BodyMotion) -> tuple[np.ndarray, np.ndarray]:
+    """``(force (n, n_b, 3), moment (n, n_b, 3))``: ``m a`` and ``I_w alpha + w x I_w w`` (about
+    the CG, world) of every body: the rate of change of its momentum."""
+    force = model.b_mass[None, :, None] * bm.acc
+    I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, model.b_inertia, bm.rot)
+    Iw = np.einsum("nbij,nbj->nbi", I_w, bm.omg)
+    moment = np.einsum("nbij,nbj->nbi", I_w, bm.alpha) + np.cross(bm.omg, Iw)
+    return force, moment
+
+
+@maybe_njit
+def _rows_and_loads(m, pos, rot, q, v, drv, G, Q):
+    """Per point ``p``: Jacobian ``G[p]`` (n_rows, n) of all constraint rows and applied force
+    ``Q[p]`` (n,): gravity, springs, constant loads (dynamics.forces.applied_forces) and dampers
+    ``-c (grad s . v) grad s`` at the generalized velocity ``v[p]``."""
+    n_rows, n_e, n = m.ri.shape[0], m.ei.shape[0], Q.shape[1]
+    rows = np.arange(n_rows)
+    g = np.zeros(n_rows)
+    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
+    s, D = np.zeros(n_e), np.zeros((n_e, n))
+    for p in range(pos.shape[0]):
+        joint_geometry(m, pos[p], rot[p], JW)
+        constraint_rows(m, rows, n_rows, rot[p], JW, drv[p], g, G[p])
+        applied_forces(m, pos[p], rot[p], JW, q[p], drv[p], Q[p])
+        if n_e:
+            damper_coordinates(m, pos[p], rot[p], JW, s, D)
+            for e in range(n_e):
+                rate = 0.0
+                for i in range(n):
+                    rate += D[e, i] * v[p, i]
+                c = m.ec[e] * rate
+                for i in range(n):
+                    Q[p, i] -= c * D[e, i]
+
+
+@dataclass(frozen=True, eq=False)
+class ForcesResult:
+    """Forces at ``n`` points of a motion (SI, world frame unless said otherwise); rows of
+    points whose ``status`` is not OK hold NaN.
+
+    status (n,) int: OK, NO_ASSEMBLY (kinematics failed there), SINGULAR (toggle/dead centre:
+        no finite input torque balances the loads; kinematic condition > SINGULAR_CONDITION).
+    driver_force (n, n_act): torque (N m) or force (N) each actuated joint applies to its child
+        along its variable (what the motor must deliver; = ``simulate``'s driver torque).
+    reaction_force (n, n_j, 3) N, reaction_moment (n, n_j, 3) N m: wrench of each joint on its
+        child (includes the driving torque of an actuated joint), moment about the child's
+        joint-frame origin; ``*_local``: the same in the child's joint-frame axes.
+    axial (n, n_axial, 3): length m, rate m/s, force N (tension positive);
+    torsional (n, n_tors, 3): angle rad, rate rad/s, torque N m on the child.
+    inertia_force (n, n_b, 3) N, inertia_moment (n, n_b, 3) N m: d'Alembert loads ``-m a`` and
+        ``-(I alpha + w x I w)`` about each body's CG.
+    shaking_force (n, 3) N, shaking_moment (n, 3) N m: resultant wrench the moving links exert
+        on the ground (through joints, motors and elements attached to it), moment about the
+        world origin: external loads on the moving links (gravity included) minus the rate of
+        change of their momentum.
+    power_input (n,) W: sum of driver_force times input rate; kinetic_rate (n,) W: dT/dt;
+        power_applied (n,) W: power of gravity, springs, dampers and loads. Their balance
+        ``power_input + power_applied - kinetic_rate`` is zero up to round-off.
+    kinetic, potential (n,) J; residual (n,): largest |constraint row| (m or rad) at the point.
+    balance_residual (n,): largest |G^T lambda - (Q - M a)| (N or N m) of the solve.
+    warnings: statically indeterminate (minimum-norm reactions) and the like.
+    """
+
+    status: np.ndarray
+    driver_force: np.ndarray
+    reaction_force: np.ndarray
+    reaction_moment: np.ndarray
+    reaction_force_local: np.ndarray
+    reaction_moment_local: np.ndarray
+    axial: np.ndarray
+    torsional: np.ndarray
+    inertia_force: np.ndarray
+    inertia_moment: np.ndarray
+    shaking_force: np.ndarray
+    shaking_moment: np.ndarray
+    power_input: np.ndarray
+    kinetic_rate: np.ndarray
+    power_applied: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    residual: np.ndarray
+    balance_residual: np.ndarray
+    warnings: tuple[str, ...]
+
+
+def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                     ok: np.ndarray | None = None, condition: np.ndarray | None = None, *,
+                     extra_loads: list[ExtraLoad] = (), gravity: np.ndarray | None = None) -> ForcesResult:
+    """Driving forces, joint reactions, element forces and shaking wrench at ``n`` points of a
+    motion given by joint positions ``q``, rates ``qd`` and accelerations ``qdd`` (n, n_q) SI
+    (assembled and consistent: from :mod:`linkcli.core.sweep` and :mod:`linkcli.core.velocity`).
+
+    ``ok`` (n,) marks the points whose kinematics succeeded (others: NO_ASSEMBLY); ``condition``
+    (n,) the kinematic condition number (above SINGULAR_CONDITION: SINGULAR). Zero ``qd`` and
+    ``qdd`` give kinetostatics. Raises ValueError when the actuated inputs do not determine the
+    motion of every link (free degrees of freedom: see :func:`static_equilibrium`).
+    """
+    q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd))
+    n = len(q)
+    ok = np.ones(n, bool) if ok is None else np.asarray(ok, bool).copy()
+    status = np.where(ok, OK, NO_ASSEMBLY)
+    if condition is not None:
+        sing = ok & ~(np.asarray(condition) <= SINGULAR_CONDITION)
+        status[sing] = SINGULAR
+        ok &= ~sing
+    if mech.n_links < 2:
+        raise ValueError("the mechanism has no moving link")
+    dm = driven_mechanism(mech, extra_loads, gravity)
+    mass, inertia = inertial_properties(dm)
+    model = build_model(dm, mass, inertia)
+    nb, nj, n_act = len(mass), mech.n_joints, mech.n_actuated
+    idx = np.flatnonzero(ok)
+    warnings: list[str] = []
+    out = _empty(n, nb, nj, n_act, len(mech.axial_names), len(mech.torsional_names), status, warnings)
+    if not len(idx):
+        return out
+    qs, qds, qdds = q[idx], qd[idx], qdd[idx]
+    bm = body_motion(dm, qs, qds, qdds)
+    v_gen = _generalized(dm.planar, bm.vel, bm.omg)
+    f_in, m_in = _inertia_terms(model, bm)
+    Ma = _generalized(dm.planar, f_in, m_in)
+    drv = np.ascontiguousarray(qs[:, dm.driver_q])
+    n_rows, n_gen = model.ri.shape[0], v_gen.shape[1]
+    G, Q = np.zeros((len(idx), n_rows, n_gen)), np.zeros((len(idx), n_gen))
+    _rows_and_loads(as_kernel(model), bm.pos, bm.rot, np.ascontiguousarray(qs), v_gen, drv, G, Q)
+    lam, redundant = _multipliers(model, G, Q - Ma, length_scale(dm))
+    if redundant:
+        warnings.append(f"{redundant} redundant constraint equation(s): the mechanism is statically indeterminate, "
+                        "reactions are the minimum-norm solution")
+    s = sample_outputs(model, dm.link_cg[1:], bm.pos, bm.rot, bm.vel, bm.omg, qs, drv, lam)
+    drv_rows = np.flatnonzero(model.ri[:, R_DRV] >= 0)
+    driver_force = np.zeros((len(idx), n_act))
+    driver_force[:, model.ri[drv_rows, R_DRV]] = -lam[:, drv_rows]
+    bad = ~np.all(np.isfinite(lam), axis=1)
+    F_sh, M_sh = _shaking(dm, model, bm, f_in, m_in)
+    R_child = _joint_frames(dm, s.link_pose)
+    fill = {
+        "driver_force": driver_force, "reaction_force": s.force, "reaction_moment": s.moment,
+        "reaction_force_local": np.einsum("njab,nja->njb", R_child, s.force),
+        "reaction_moment_local": np.einsum("njab,nja->njb", R_child, s.moment),
+        "axial": s.axial, "torsional": s.torsional, "inertia_force": -f_in, "inertia_moment": -m_in,
+        "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
+        "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
+        "kinetic": s.kinetic, "potential": s.potential, "residual": s.residual,
+        "balance_residual": np.abs(np.einsum("nri,nr->ni", G, lam) - (Q - Ma)).max(axis=1, initial=0.0)}
+    for name, value in fill.items():
+        arr = getattr(out, name)
+        arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)
+    status[idx[bad]] = SINGULAR
+    return out
+
+
+def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
+    f = lambda *shape: np.full((n,) + shape, np.nan)
+    return ForcesResult(status, f(n_act), f(nj, 3), f(nj, 3), f(nj, 3), f(nj, 3), f(n_ax, 3), f(n_to, 3),
+                        f(nb, 3), f(nb, 3), f(3), f(3), f(), f(), f(), f(), f(), f(), f(), warnings)
+
+
+def _multipliers(model, G: np.ndarray, rhs: np.ndarray, size: float) -> tuple[np.ndarray, int]:
+    """``lambda`` (n, n_rows) with ``G^T lambda = rhs`` at every point, and the number of
+    redundant rows. Scaled like simulate's reactions (angular rows times ``size`` m, rotational
+    columns divided by it): square systems are solved by LU, redundant ones (more rows than body
+    coordinates, full column rank) for the minimum-norm scaled multipliers
+    ``Gs (Gs^T Gs)^-1 rhs_s``. Singular points get NaN."""
+    row_scale, col_scale = row_scaling(model, size)
+    Gs = G * row_scale[:, None] * col_scale[None, :]
+    b = rhs * col_scale
+    n_rows, n_gen = G.shape[1], G.shape[2]
+    rank = matrix_rank(Gs[0]) if len(Gs) else n_rows
+    if n_rows < n_gen or rank < n_gen:
+        free = n_gen - min(rank, n_rows)
+        raise ValueError(f"the actuated inputs do not determine the motion of every link ({free} free degree(s) of "
+                         "freedom): inverse dynamics needs every degree of freedom actuated; for a mechanism with "
+                         "free inputs use the static equilibrium")
+    A = np.swapaxes(Gs, 1, 2) if n_rows == n_gen else np.einsum("nri,nrj->nij", Gs, Gs)
+    x = _solve_batch(A, b)
+    lam_s = x if n_rows == n_gen else np.einsum("nri,ni->nr", Gs, x)
+    return lam_s * row_scale, n_rows - n_gen
+
+
+def _solve_batch(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``A x = b`` for every point by LU (one batched LAPACK call); exactly singular points NaN."""
+    try:
+        return np.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:  # some point exactly singular: solve one by one, NaN there
+        out = np.full(b.shape, np.nan)
+        for p in range(len(A)):
+            try:
+                out[p] = np.linalg.solve(A[p], b[p])
+            except np.linalg.LinAlgError:
+                pass
+        return out
+
+
+def _shaking(dm, model, bm: BodyMotion, f_in, m_in) -> tuple[np.ndarray, np.ndarray]:
+    """Wrench on the ground (force N, moment N m about the world origin): external loads on the
+    moving links (gravity, constant loads) minus the rate of change of their momentum."""
+    weight = model.b_mass[None, :, None] * dm.gravity[None, None, :]
+    F = (weight - f_in).sum(axis=1)
+    M = (np.cross(bm.pos, weight - f_in) - m_in).sum(axis=1)
+    moving = np.flatnonzero(dm.load_link > 0)
+    if len(moving):
+        lb = dm.load_link[moving] - 1
+        R = bm.rot[:, lb]
+        p = bm.pos[:, lb] + np.einsum("nlij,lj->nli", R, dm.load_point[moving] - dm.link_cg[dm.load_link[moving]])
+        F = F + dm.load_force[moving].sum(axis=0)
+        M = M + np.cross(p, dm.load_force[moving][None]).sum(axis=1) + dm.load_torque[moving].sum(axis=0)
+    if dm.planar:
+        F[:, 2] = 0.0
+        M[:, :2] = 0.0
+    return F, M
+
+
+def _joint_frames(dm, link_pose: np.ndarray) -> np.ndarray:
+    """(n, n_j, 3, 3) world rotation of each joint's child-side joint frame."""
+    return link_pose[:, dm.joint_child, :3, :3] @ dm.T_child_joint[None, :, :3, :3]
+
+
+# --- static equilibrium ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StiffnessTerms:
+    """Reduced quantities at ``n`` static configurations (``m`` inputs): ``holding`` (n, m) the
+    torque/force each input must apply to hold the configuration (N m or N; zero at an
+    equilibrium), ``stiffness`` (n, m, m) ``d holding / d input`` (N m/rad, N/m ...)."""
+
+    holding: np.ndarray
+    stiffness: np.ndarray
+
+
+def reduced_stiffness(mech: CompiledMechanism, q: np.ndarray, *, extra_loads: list[ExtraLoad] = (),
+                      gravity: np.ndarray | None = None) -> StiffnessTerms:
+    """Holding torque ``tau = -Q_in`` and stiffness ``K = d tau / d theta`` of the inputs at
+    assembled configurations ``q`` (n, n_q) under gravity, springs and constant loads (dampers
+    do nothing at rest).
+
+    ``Q_in,i = sum_loads F . dp/dtheta_i`` (virtual work), so ``K_ij = -dQ_in,i/dtheta_j`` needs
+    the second-order kinematic coefficients ``d2p / dtheta_i dtheta_j``: the accelerations at
+    unit input rates with zero input acceleration, polarised (``(a(e_i + e_j) - a(e_i) -
+    a(e_j)) / 2``). Analytic throughout; the symmetric part of ``K`` is returned (exact for
+    gravity, springs and point forces, which derive from a potential).
+    """
+    dm = driven_mechanism(mech, extra_loads, gravity)
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    n, m_in = len(q), mech.n_actuated
+    E = np.eye(m_in)
+    unit = [_derivatives(dm, q, E[i]) for i in range(m_in)]
+    tau = np.zeros((n, m_in))
+    K = np.zeros((n, m_in, m_in))
+    for i in range(m_in):
+        qd_i, P_i, second_i = unit[i]
+        tau[:, i] = -_virtual_power(dm, q, P_i, qd_i)
+        for j in range(i, m_in):
+            qd_j, P_j, second_j = unit[j]
+            if i == j:
+                second = second_i
+            else:  # polarisation: d2/dtheta_i dtheta_j = (D2(e_i + e_j) - D2(e_i) - D2(e_j)) / 2
+                both = _derivatives(dm, q, E[i] + E[j])[2]
+                second = {key: 0.5 * (both[key] - second_i[key] - second_j[key]) for key in both}
+            K[:, i, j] = K[:, j, i] = -_power_derivative(dm, q, P_i, P_j, second, qd_i, qd_j)
+    return StiffnessTerms(tau, K)
+
+
+def _derivatives(dm, q, w):
+    """``(qd, P, second)`` for the input direction ``w`` (n_act,): joint rates ``qd`` (n, n_q) of
+    a unit rate along ``w``, the load points' positions and velocities ``P`` (:func:`_load_points`)
+    and the second derivatives along ``w`` (accelerations at zero input acceleration): points
+    ``cg, load, ax_a, ax_b``, angular ``alpha`` of loaded links, joint variables ``q``."""
+    n, m_in = len(q), len(w)
+    qd = joint_rates(dm, q, np.broadcast_to(w, (n, m_in)))
+    qdd = joint_accelerations(dm, q, qd, np.zeros((n, m_in)))
+    P = _load_points(dm, q, qd, qdd)
+    second = {key: P[key]["acc"] for key in ("cg", "load", "ax_a", "ax_b")}
+    second["alpha"] = P["load"]["alpha"]
+    second["q"] = qdd
+    return qd, P, second
+
+
+def _load_points(dm, q, qd, qdd) -> dict:
+    """Velocity, acceleration (and position) of every point a static load acts on, for the
+    joint rates ``qd`` and accelerations ``qdd``: body CGs (gravity), load points, both ends of
+    every axial element; angular velocity/acceleration of loaded links."""
+    kin = tree_kinematics(dm, q, jacobian=True)
+    V, A, _ = link_accelerations(dm, kin, qd, qdd)
+    T = kin.T_world_link
+
+    def pts(links, local):
+        Tl = T[:, links]
+        p = np.einsum("nlij,lj->nli", Tl[..., :3, :3], local) + Tl[..., :3, 3]
+        return {"pos": p, "vel": point_velocity(V[:, links], p), "acc": point_acceleration(V[:, links], A[:, links], p)}
+
+    la, lb = dm.frame_link[dm.axial_frame_a], dm.frame_link[dm.axial_frame_b]
+    out = {"cg": pts(np.arange(1, dm.n_links), dm.link_cg[1:]),
+           "load": pts(dm.load_link, dm.load_point),
+           "ax_a": pts(la, dm.T_link_frame[dm.axial_frame_a, :3, 3]),
+           "ax_b": pts(lb, dm.T_link_frame[dm.axial_frame_b, :3, 3])}
+    out["load"]["w"] = V[:, dm.load_link, 3:]
+    out["load"]["alpha"] = A[:, dm.load_link, 3:]
+    return out
+
+
+def _virtual_power(dm, q, P, qd) -> np.ndarray:
+    """Generalized applied force on one input ``Q = sum F . dp/dtheta`` (n,) for the point
+    velocities ``P`` of a unit input rate (gravity, constant loads, springs)."""
+    mass = dm.link_mass[1:]
+    Qv = np.einsum("b,nbi,i->n", mass, P["cg"]["vel"], dm.gravity)
+    live = dm.load_link > 0
+    if live.any():
+        Qv += np.einsum("li,nli->n", dm.load_force * live[:, None], P["load"]["vel"])
+        Qv += np.einsum("li,nli->n", dm.load_torque * live[:, None], P["load"]["w"])
+    if len(dm.axial_names):
+        L, _u, Ld = _axial(P)
+        Qv -= np.einsum("e,ne,ne->n", dm.axial_stiffness, L - dm.axial_free_length, Ld)
+    if len(dm.torsional_names):
+        k = dm.joint_q_start[dm.torsional_joint]
+        Qv -= np.einsum("e,ne,ne->n", dm.torsional_stiffness, q[:, k] - dm.torsional_free_angle, qd[:, k])
+    return Qv
+
+
+def _axial(P):
+    """``(L, u, dL)`` (n, n_axial): length, unit vector from end a to b, rate along ``P``."""
+    d = P["ax_b"]["pos"] - P["ax_a"]["pos"]
+    L = np.linalg.norm(d, axis=-1)
+    u = d / np.where(L > 0, L, 1.0)[..., None]
+    dv = P["ax_b"]["vel"] - P["ax_a"]["vel"]
+    return L, u, np.einsum("nei,nei->ne", u, dv)
+
+
+def _power_derivative(dm, q, Pi, Pj, acc, qdi, qdj) -> np.ndarray:
+    """``d Q_i / d theta_j`` (n,): ``acc`` holds the second derivatives ``d2/dtheta_i dtheta_j``
+    of the load points, loaded links' rotations and joint variables (see :func:`_derivatives`)."""
+    mass = dm.link_mass[1:]
+    dQ = np.einsum("b,nbi,i->n", mass, acc["cg"], dm.gravity)
+    live = dm.load_link > 0
+    if live.any():
+        dQ += np.einsum("li,nli->n", dm.load_force * live[:, None], acc["load"])
+        dQ += np.einsum("li,nli->n", dm.load_torque * live[:, None], acc["alpha"])
+    if len(dm.axial_names):
+        L, u, Li = _axial(Pi)
+        _, _, Lj = _axial(Pj)
+        dvi = Pi["ax_b"]["vel"] - Pi["ax_a"]["vel"]
+        dvj = Pj["ax_b"]["vel"] - Pj["ax_a"]["vel"]
+        da = acc["ax_b"] - acc["ax_a"]
+        # d2L = u . d2d + (dd_i . dd_j - (u . dd_i)(u . dd_j)) / L
+        Lij = np.einsum("nei,nei->ne", u, da) + (np.einsum("nei,nei->ne", dvi, dvj) - Li * Lj) / L
+        k = dm.axial_stiffness
+        dQ -= np.einsum("e,ne->n", k, Li * Lj + (L - dm.axial_free_length) * Lij)
+    if len(dm.torsional_names):
+        s = dm.joint_q_start[dm.torsional_joint]
+        k = dm.torsional_stiffness
+        dQ -= np.einsum("e,ne->n", k, qdi[:, s] * qdj[:, s] + (q[:, s] - dm.torsional_free_angle) * acc["q"][:, s])
+    return dQ
+
+
+__all__ = [
+    "NO_ASSEMBLY",
+    "OK",
+    "SINGULAR",
+    "STATUS_NAMES",
+    "ExtraLoad",
+    "ForcesResult",
+    "StiffnessTerms",
+    "body_motion",
+    "driven_mechanism",
+    "inverse_dynamics",
+    "reduced_stiffness",
+]
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """A rest position of a mechanism with free inputs: inputs ``a`` (n_act,) and joint
+    variables ``q`` (n_q,) SI, the torque/force still needed to hold it (``holding``, N m or N:
+    the Newton residual), the reduced ``stiffness`` (n_act, n_act) and ``stability``: ``stable``
+    (positive definite), ``unstable`` (a negative eigenvalue) or ``neutral`` (zero within
+    round-off); ``converged`` False when Newton stopped without meeting the tolerance."""
+
+    a: np.ndarray
+    q: np.ndarray
+    holding: np.ndarray
+    stiffness: np.ndarray
+    stability: str
+    converged: bool
+    iterations: int
+
+
+#: relative size of the holding torque (to the torques seen along the search) accepted at rest
+EQUILIBRIUM_RTOL = 1e-10
+
+
+def classify(K: np.ndarray, scale: float) -> str:
+    """Stability from the symmetric reduced stiffness ``K`` (m, m): eigenvalues relative to
+    ``scale`` (a stiffness magnitude of the problem) decide; within 1e-9 of zero is neutral."""
+    ev = np.linalg.eigvalsh(0.5 * (K + K.T))
+    tiny = 1e-9 * max(scale, np.abs(ev).max(initial=0.0), 1e-300)
+    if np.all(ev > tiny):
+        return "stable"
+    if np.any(ev < -tiny):
+        return "unstable"
+    return "neutral"
+
+
+def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndarray, ok: np.ndarray, *,
+                    extra_loads: list[ExtraLoad] = (), gravity: np.ndarray | None = None, tol: float = 1e-10,
+                    max_iter: int = 50) -> list[Equilibrium]:
+    """Rest positions with every input free, under gravity, springs and constant loads.
+
+    ``a_path`` (n, n_act) SI inputs of a path with assembled configurations ``q_path`` (n, n_q)
+    where ``ok``. One input: every sign change of the holding torque between neighbouring points
+    is refined by safeguarded Newton (the bracket is kept); a single point is a Newton start.
+    Several inputs: Newton from the first assembled point (steps limited to 0.2 rad or 0.1 of the
+    mechanism size). Newton uses the analytic reduced stiffness; each iterate is assembled by
+    the loop-closure solver (``tol``) from the nearest known configuration.
+    """
+    from .loop_closure import solve_configuration
+
+    a_path, q_path = np.atleast_2d(a_path), np.atleast_2d(q_path)
+    idx = np.flatnonzero(ok)
+    if not len(idx):
+        return []
+    st = reduced_stiffness(mech, q_path[idx], extra_loads=extra_loads, gravity=gravity)
+    tau, K = st.holding, st.stiffness
+    scale_tau = max(float(np.abs(tau).max(initial=0.0)), 1e-300)
+    scale_k = float(np.abs(K).max(initial=0.0))
+    rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
+    max_step = np.where(rot, 0.2, 0.1 * length_scale(mech))
+
+    def assemble(a, guess):
+        res = solve_configuration(mech, a[None], guess[None], tol=tol)
+        return res.q[0], int(res.status[0]) == 0
+
+    def evaluate(q):
+        s = reduced_stiffness(mech, q[None], extra_loads=extra_loads, gravity=gravity)
+        return s.holding[0], s.stiffness[0]
+
+    def newton(a, q, t, k, lo=None, hi=None, t_lo=None):
+        it = 0
+        for it in range(1, max_iter + 1):
+            if np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau:
+                return a, q, t, k, True, it - 1
+            try:
+                step = -np.linalg.solve(k, t)
+            except np.linalg.LinAlgError:
+                step = -t * np.nan
+            step = np.clip(step, -max_step, max_step) if np.all(np.isfinite(step)) else step
+            a_new = a + step
+            inside = lo is None or (np.isfinite(a_new[0]) and min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]))
+            if not inside:  # one input: stay in the bracket, bisect when Newton leaves it
+                a_new = 0.5 * (lo + hi)
+            q_new, good = assemble(a_new, q)
+            if not good:
+                return a, q, t, k, False, it
+            t_new, k_new = evaluate(q_new)
+            if lo is not None:
+                if np.sign(t_new[0]) == np.sign(t_lo[0]):
+                    lo, t_lo = a_new, t_new
+                else:
+                    hi = a_new
+            if np.abs(a_new - a).max() <= 1e-14 * (1.0 + np.abs(a).max()):
+                return a_new, q_new, t_new, k_new, True, it
+            a, q, t, k = a_new, q_new, t_new, k_new
+        return a, q, t, k, np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau, it
+
+    found = []
+    if mech.n_actuated == 1 and len(idx) > 1:
+        for i0, i1 in itertools.pairwise(idx):
+            if i1 != i0 + 1:
+                continue
+            k0, k1 = np.searchsorted(idx, i0), np.searchsorted(idx, i1)
+            t0, t1 = tau[k0, 0], tau[k1, 0]
+            if t0 == 0.0 or np.sign(t0) != np.sign(t1) and t1 != 0.0:
+                start = k0 if abs(t0) <= abs(t1) else k1
+                sol = newton(a_path[idx[start]].copy(), q_path[idx[start]], tau[start], K[start],
+                             a_path[i0].copy(), a_path[i1].copy(), tau[k0].copy())
+                found.append(sol)
+    else:
+        sol = newton(a_path[idx[0]].copy(), q_path[idx[0]], tau[0], K[0])
+        found.append(sol)
+    out = []
+    for a, q, t, k, conv, it in found:
+        out.append(Equilibrium(a, q, t, k, classify(k, scale_k), bool(conv), it))
+    return out

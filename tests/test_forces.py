@@ -1,0 +1,334 @@
+"""Forces along a motion (linkcli/core/kinetostatics.py, linkcli/analyses/forces.py) against
+independent truths: the power balance, simulate's driver torque, the exact slider-crank engine
+formula, a hand free-body solution of a loaded four-bar, and the closed-form equilibria of a
+spring-balanced pendulum with their stability.
+
+What the computations share: the inverse dynamics uses the kinematic sweep (positions,
+velocities, accelerations from linkcli/core/velocity.py) and the dynamics model's constraint
+rows and load kernels. The closed forms below use neither (only the positions of the sweep
+points, which the kinematics tests check against closed forms elsewhere).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from kin_helpers import mech_from_yaml
+
+from linkcli.analyses.forces import ForcesRequest, parse_rate, run_equilibrium, run_forces
+from linkcli.analyses.inputs import Sweep
+from linkcli.compile import compile_mechanism
+from linkcli.core import kinetostatics as ks
+from linkcli.core.forward import frame_poses, link_poses
+from linkcli.core.loop_closure import Status
+from linkcli.core.sweep import solve_sweep
+from linkcli.core.velocity import joint_accelerations, joint_rates
+from linkcli.errors import AnalysisInputError
+from linkcli.io.loader import load_mechanism
+
+from conftest import MECHANISMS
+
+
+def _mech(name):
+    return compile_mechanism(load_mechanism(MECHANISMS / name).model)
+
+
+def _motion(mech, angles, speed, acc=0.0):
+    """Sweep of the single input over ``angles`` (rad) with constant rate/acceleration."""
+    res = solve_sweep(mech, np.asarray(angles, float)[:, None], mech.q_init)
+    assert np.all(res.status == Status.CONVERGED)
+    n = len(angles)
+    qd = joint_rates(mech, res.q, np.full((n, 1), speed))
+    qdd = joint_accelerations(mech, res.q, qd, np.full((n, 1), acc))
+    return res, qd, qdd
+
+
+# -- power balance ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, speed, acc", [("fourbar.yaml", 2 * math.pi, 3.0),
+                                              ("motor_fourbar.yaml", 2 * math.pi, -5.0),
+                                              ("slider_crank.yaml", 4.0, 0.0)])
+def test_power_balance_at_every_point(name, speed, acc):
+    """Input power = dT/dt - power of gravity, springs, dampers and loads, at every point, each
+    term computed here from the reported motion and element forces (not from the solve)."""
+    mech = _mech(name)
+    res, qd, qdd = _motion(mech, np.radians(np.arange(0.0, 360.0, 3.0)), speed, acc)
+    fr = ks.inverse_dynamics(mech, res.q, qd, qdd, res.status == Status.CONVERGED, res.condition)
+    assert np.all(fr.status == ks.OK)
+    bm = ks.body_motion(mech, res.q, qd, qdd)
+    m = mech.link_mass[1:]
+    J = mech.link_inertia[1:, 2, 2]  # planar: Izz about the CG
+    dT = np.einsum("b,nbi,nbi->n", m, bm.vel, bm.acc) + np.einsum("b,nb,nb->n", J, bm.omg[..., 2], bm.alpha[..., 2])
+    p_gravity = np.einsum("b,nbi,i->n", m, bm.vel, mech.gravity)
+    p_axial = -np.einsum("ne,ne->n", fr.axial[..., 2], fr.axial[..., 1])  # tension resists lengthening
+    p_tors = np.einsum("ne,ne->n", fr.torsional[..., 2], fr.torsional[..., 1])
+    p_in = fr.driver_force[:, 0] * qd[:, mech.q_actuated[0]]
+    scale = np.abs(dT).max() + np.abs(p_gravity).max() + np.abs(p_axial).max() + np.abs(p_tors).max()
+    # round-off: a dozen products of O(scale) terms, each with relative error ~1e-16, plus the
+    # kinematic solve's 1e-10 loop tolerance entering the multipliers linearly -> 1e-9 relative
+    assert np.abs(p_in - (dT - p_gravity - p_axial - p_tors)).max() <= 1e-9 * scale
+    assert np.abs(fr.power_input + fr.power_applied - fr.kinetic_rate).max() <= 1e-9 * scale
+
+
+def test_shaking_force_is_the_sum_of_the_ground_reactions():
+    """Two computations of the wrench on the ground: momentum balance (the reported shaking
+    force) and the sum of the reactions of the joints touching the ground."""
+    mech = _mech("fourbar.yaml")
+    res, qd, qdd = _motion(mech, np.radians(np.arange(0.0, 360.0, 5.0)), 2 * math.pi, 1.0)
+    fr = ks.inverse_dynamics(mech, res.q, qd, qdd)
+    F, M = np.zeros_like(fr.shaking_force), np.zeros_like(fr.shaking_moment)
+    T = link_poses(mech, res.q)
+    for j in range(mech.n_joints):
+        o_b = (T[:, mech.joint_child[j]] @ mech.T_child_joint[j])[:, :3, 3]  # the moment's reference point
+        sign = 1.0 if mech.joint_child[j] == 0 else -1.0 if mech.joint_parent[j] == 0 else 0.0
+        F += sign * fr.reaction_force[:, j]
+        M += sign * (fr.reaction_moment[:, j] + np.cross(o_b, fr.reaction_force[:, j]))
+    scale = np.abs(fr.reaction_force).max()
+    assert np.abs(F - fr.shaking_force).max() <= 1e-12 * scale  # round-off of a few sums
+    # moments: round-off with lever arms <= 4 m, plus the two sides of the loop-closing joint
+    # differing by the loop residual (the sweep's 1e-10 m tolerance) times the pin force
+    assert np.abs(M - fr.shaking_moment).max() <= 4e-11 * scale + 2 * fr.residual.max() * scale
+
+
+# -- simulate's driver torque ----------------------------------------------------------------------
+def test_driver_torque_equals_simulate_for_a_constant_speed_motor():
+    """motor_fourbar: a constant-speed motor against a spring, a damper and gravity. simulate's
+    driver torque (variational integrator, node multipliers second order in dt) must agree with
+    the inverse dynamics at the same crank angles, the difference falling ~4x per halved dt."""
+    from linkcli.core.dynamics import simulate
+
+    from linkcli.core.assembly import assemble
+
+    mech = _mech("motor_fourbar.yaml")
+    speed = float(mech.driver_profile[0].params["speed"])
+    q0 = assemble(mech, np.array([float(mech.driver_profile[0].params["start"])]), mech.q_init).q
+    errors, scale = [], None
+    for dt in (2e-3, 1e-3):
+        sim = simulate(mech, q0, joint_rates(mech, q0[None], np.array([[speed]]))[0], t_end=0.5, dt=dt)
+        assert sim.ok, sim.message
+        k = mech.q_actuated[0]
+        res = solve_sweep(mech, sim.q[:, [k]], sim.q[0])
+        n = len(sim.t)
+        qd = joint_rates(mech, res.q, np.full((n, 1), speed))
+        qdd = joint_accelerations(mech, res.q, qd, np.zeros((n, 1)))
+        fr = ks.inverse_dynamics(mech, res.q, qd, qdd)
+        scale = np.abs(fr.driver_force[:, 0]).max()
+        errors.append(np.abs(fr.driver_force[:, 0] - sim.driver_force[:, 0]).max())
+        # the reactions are the same quantity: same convention (on the child, world frame)
+        assert np.abs(fr.reaction_force - sim.reaction_force).max() <= 50 * errors[-1] + 1e-9 * scale
+    # O(dt^2): at dt = 1e-3 the error is below 1e-4 of the torque scale and halving dt divides it
+    # by ~4 (3 to 5 allows the higher-order terms)
+    assert errors[1] <= 1e-4 * scale
+    assert 3.0 <= errors[0] / errors[1] <= 5.0
+
+
+# -- the slider-crank engine formula -----------------------------------------------------------------
+ENGINE = """
+name: engine
+kind: planar
+units: {{length: m, angle: rad}}
+gravity: [0, -9.81]
+links:
+  ground: {{frames: {{O: [0, 0]}}}}
+  crank: {{mass: {mA}, cg: [{r}, 0], inertia: 0, frames: {{O: [0, 0], A: [{r}, 0]}}}}
+  rod: {{frames: {{A: [0, 0], B: [{l}, 0]}}}}
+  piston: {{mass: {mB}, cg: [0, 0], inertia: 0, frames: {{B: [0, 0]}}}}
+joints:
+  crank_pin: {{type: revolute, parent: ground.O, child: crank.O, actuated: true}}
+  A: {{type: revolute, parent: crank.A, child: rod.A}}
+  B: {{type: revolute, parent: rod.B, child: piston.B}}
+  slide: {{type: prismatic, parent: ground.O, child: piston.B}}
+base: ground
+assembly: {{crank_pin: 0.5, A: -0.6, B: 0.1, slide: {x0}}}
+"""
+
+
+def test_slider_crank_torque_matches_the_exact_engine_formula():
+    """Crank r with a rotating point mass m_A at the crank pin, massless connecting rod l,
+    reciprocating mass m_B; constant crank speed w. Exact (not the harmonic series): with
+    x = r cos t + S, S = sqrt(l^2 - r^2 sin^2 t), the crank torque is
+    T = m_B x' x'' w^2 + m_A g r cos t (piston inertia, and the weight of the rotating mass;
+    its centripetal force passes through the crank centre)."""
+    r, l, mA, mB, w, g = 0.05, 0.17, 1.3, 0.9, 314.0, 9.81
+    mech = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
+    t = np.radians(np.arange(0.0, 360.0, 2.0)) + 1e-3
+    res, qd, qdd = _motion(mech, t, w)
+    fr = ks.inverse_dynamics(mech, res.q, qd, qdd, res.status == Status.CONVERGED, res.condition)
+    s, c = np.sin(t), np.cos(t)
+    S = np.sqrt(l**2 - r**2 * s**2)
+    x1 = -r * s - r**2 * s * c / S
+    x2 = -r * c - r**2 * (c**2 - s**2) / S - r**4 * s**2 * c**2 / S**3
+    T = mB * x1 * x2 * w**2 + mA * g * r * c
+    # 1e-9 relative to the largest torque: both are exact; the kinematic sweep's 1e-10 loop
+    # tolerance and round-off of the solve (condition of the rod/piston rows ~ l/r) remain
+    assert np.abs(fr.driver_force[:, 0] - T).max() <= 1e-9 * np.abs(T).max()
+
+
+# -- static four-bar with a coupler load: hand free-body solution -------------------------------------
+def test_static_fourbar_coupler_load_matches_the_free_body_solution():
+    """Massless links, a force F at the coupler point P. The rocker is a two-force member
+    (force along O4-B); moments about A on the coupler give its magnitude, the coupler's force
+    balance the pin force at A, the crank's moment balance about O2 the input torque."""
+    mech = _mech("fourbar.yaml")
+    angles = np.radians(np.arange(0.0, 360.0, 7.5))
+    res, _, _ = _motion(mech, angles, 0.0)
+    F = np.array([30.0, -100.0, 0.0])
+    P = mech.frame_names.index("coupler.P")
+    loads = [ks.ExtraLoad(P, F, np.zeros(3))]
+    zero = np.zeros_like(res.q)
+    fr = ks.inverse_dynamics(mech, res.q, zero, zero, extra_loads=loads, gravity=np.zeros(3))
+    # the file's links have masses: with gravity off and at rest they carry no load
+    Tf = frame_poses(mech, link_poses(mech, res.q))[..., :3, 3]
+    pos = {n: Tf[:, mech.frame_names.index(n)] for n in ("ground.O2", "ground.O4", "coupler.A", "coupler.B", "coupler.P")}
+    A, B, Pp, O2, O4 = pos["coupler.A"], pos["coupler.B"], pos["coupler.P"], pos["ground.O2"], pos["ground.O4"]
+    cross = lambda a, b: a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]  # noqa: E731
+    u = (B - O4) / np.linalg.norm(B - O4, axis=1)[:, None]
+    f = -cross(Pp - A, np.broadcast_to(F, A.shape)) / cross(B - A, u)
+    F_cB = f[:, None] * u  # on the coupler from the rocker
+    F_cA = -(F + F_cB)  # on the coupler from the crank
+    torque = cross(A - O2, F_cA)  # motor torque on the crank
+    j = {n: mech.joint_names.index(n) for n in ("crank_pin", "A", "B", "O4")}
+    scale = np.abs(F_cA).max()
+    # 1e-9 relative: both solutions are exact; the condition of the linear system is modest
+    # for this crank-rocker (transmission angle stays within 40-140 deg)
+    assert np.abs(fr.driver_force[:, 0] - torque).max() <= 1e-9 * np.abs(torque).max()
+    assert np.abs(fr.reaction_force[:, j["A"]] - F_cA).max() <= 1e-9 * scale  # on the child: coupler
+    assert np.abs(fr.reaction_force[:, j["B"]] + F_cB).max() <= 1e-9 * scale  # on the child: rocker
+    assert np.abs(fr.reaction_force[:, j["crank_pin"]] - F_cA).max() <= 1e-9 * scale  # ground on crank
+    assert np.abs(fr.reaction_force[:, j["O4"]] + F_cB).max() <= 1e-9 * scale  # rocker on ground (child)
+    assert np.abs(fr.reaction_moment[:, j["A"], 2]).max() <= 1e-9 * scale  # a pin carries no moment
+
+
+def test_statically_indeterminate_spatial_fourbar_gets_the_planar_answer_with_a_warning():
+    """The spatial model of the four-bar has 3 redundant loop equations: the in-plane forces
+    and the input torque are still determinate and must equal the planar model's; the rest is
+    the minimum-norm split, reported with a warning."""
+    planar, spatial = _mech("fourbar.yaml"), _mech("planar_fourbar_as_spatial.yaml")
+    angles = np.radians(np.arange(0.0, 360.0, 15.0))
+    out = []
+    for mech in (planar, spatial):
+        res, _, _ = _motion(mech, angles, 0.0)
+        zero = np.zeros_like(res.q)
+        loads = [ks.ExtraLoad(mech.frame_names.index("coupler.P"), np.array([0.0, -100.0, 0.0]), np.zeros(3))]
+        out.append(ks.inverse_dynamics(mech, res.q, zero, zero, extra_loads=loads, gravity=np.zeros(3)))
+    p, s = out
+    assert not p.warnings and any("statically indeterminate" in w for w in s.warnings)
+    scale = np.abs(p.reaction_force).max()
+    assert np.abs(p.driver_force - s.driver_force).max() <= 1e-8 * np.abs(p.driver_force).max()
+    assert np.abs(p.reaction_force[..., :2] - s.reaction_force[..., :2]).max() <= 1e-8 * scale
+
+
+# -- equilibrium of a spring-balanced pendulum ---------------------------------------------------------
+PENDULUM = """
+name: spring-balanced pendulum
+kind: planar
+units: {{length: m, angle: deg}}
+gravity: [0, -{g}]
+links:
+  ground: {{frames: {{O: [0, 0], S: [0, {h}]}}}}
+  arm: {{mass: {m}, cg: [{c}, 0], inertia: 0.01, frames: {{O: [0, 0], E: [{a}, 0]}}}}
+joints:
+  pivot: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
+base: ground
+springs:
+  balance: {{between: [ground.S, arm.E], stiffness: {k}, free_length: {L0}}}
+"""
+
+
+def test_spring_balanced_pendulum_equilibria_and_stability():
+    """V(t) = m g c sin t + k (L - L0)^2 / 2, L = sqrt(a^2 + h^2 - 2 a h sin t). V' = cos t
+    (m g c - k a h (1 - L0 / L)): rest at t = +-90 deg and where L = L0 / (1 - m g c / (k a h)).
+    V'' = -+(m g c - k a h (1 - L0/L)) at t = +-90 deg, k a^2 h^2 L0 cos^2 t / L^3 > 0 at the others."""
+    m, c, g, k, a, h, L0 = 2.0, 0.5, 9.81, 100.0, 0.6, 0.8, 0.3
+    mech = mech_from_yaml(PENDULUM.format(m=m, c=c, g=g, k=k, a=a, h=h, L0=L0))
+    req = ForcesRequest(sweeps=[Sweep("pivot", -179.3, 180.0, step=0.7)])
+    out = run_equilibrium(mech, req)
+    theta = np.radians(out.table["pivot.q [deg]"])
+    kah, mgc = k * a * h, m * g * c
+    Ls = L0 / (1 - mgc / kah)
+    ts = math.asin((a * a + h * h - Ls * Ls) / (2 * a * h))
+    L = lambda t: math.sqrt(a * a + h * h - 2 * a * h * math.sin(t))  # noqa: E731
+    expect = sorted([(-math.pi / 2, mgc - kah * (1 - L0 / L(-math.pi / 2))),
+                     (ts, kah * a * h * L0 * math.cos(ts) ** 2 / Ls**3),
+                     (math.pi / 2, -(mgc - kah * (1 - L0 / L(math.pi / 2)))),
+                     (math.pi - ts, kah * a * h * L0 * math.cos(ts) ** 2 / Ls**3)])
+    assert len(theta) == 4
+    # Newton converges quadratically to the holding-torque tolerance (1e-10 of the largest
+    # torque): the angle is then exact to ~1e-10 / K rad; 1e-9 rad is safe
+    assert np.abs(np.sort(theta) - [e[0] for e in expect]).max() <= 1e-9
+    K = out.table["pivot.stiffness [N m/rad]"][np.argsort(theta)]
+    # analytic stiffness vs the closed form: round-off only
+    assert np.allclose(K, [e[1] for e in expect], rtol=1e-8, atol=0)
+    assert list(out.table["stability"][np.argsort(theta)]) == ["unstable", "stable", "unstable", "stable"]
+    assert out.n_failed == 0
+
+
+def test_reduced_stiffness_of_a_two_input_mechanism_is_symmetric_and_matches_the_pendulum():
+    """Two independent pendulums on one ground (2 inputs): K is diagonal, each entry the
+    single pendulum's V'' = -m g c sin t (gravity only)."""
+    mech = mech_from_yaml("""
+    name: two pendulums
+    kind: planar
+    units: {length: m, angle: rad}
+    gravity: [0, -9.81]
+    links:
+      ground: {frames: {O: [0, 0], Q: [1, 0]}}
+      p1: {mass: 2.0, cg: [0.5, 0], inertia: 0.1, frames: {O: [0, 0]}}
+      p2: {mass: 3.0, cg: [0.25, 0], inertia: 0.1, frames: {Q: [0, 0]}}
+    joints:
+      j1: {type: revolute, parent: ground.O, child: p1.O, actuated: true}
+      j2: {type: revolute, parent: ground.Q, child: p2.Q, actuated: true}
+    base: ground
+    """)
+    q = np.array([[0.3, -1.1], [2.0, 0.4]])
+    st = ks.reduced_stiffness(mech, q)
+    expect = np.array([[np.diag([-2 * 9.81 * 0.5 * math.sin(t1), -3 * 9.81 * 0.25 * math.sin(t2)])] for t1, t2 in q])
+    assert np.allclose(st.stiffness, expect[:, 0], rtol=1e-12, atol=1e-12)
+    assert np.allclose(st.holding, [[2 * 9.81 * 0.5 * math.cos(t1), 3 * 9.81 * 0.25 * math.cos(t2)] for t1, t2 in q],
+                       rtol=1e-12, atol=1e-12)
+
+
+# -- the analysis and the command ------------------------------------------------------------------------
+def test_speed_strings_are_parsed_with_units():
+    assert parse_rate("60rpm", True, math.pi / 180, 1, "--speed") == pytest.approx(2 * math.pi, rel=1e-15)
+    assert parse_rate("360", True, math.pi / 180, 1, "--speed") == pytest.approx(2 * math.pi, rel=1e-15)
+    assert parse_rate("20 mm/s", False, 1.0, 1, "--speed") == pytest.approx(0.02, rel=1e-15)
+    with pytest.raises(AnalysisInputError, match="angular speed"):
+        parse_rate("3 m/s", True, 1.0, 1, "--speed crank")
+
+
+def test_toggle_point_is_reported_and_the_rest_kept():
+    """The parallelogram swept in whole degrees sits exactly on its change point at 180 deg:
+    that point gets status singular (no finite torque), every other point its forces."""
+    mech = _mech("parallelogram.yaml")
+    out = run_forces(mech, ForcesRequest(sweeps=[Sweep(mech.q_names[mech.q_actuated[0]], 170, 190, step=1)],
+                                         static=True))
+    status = list(out.table["status"])
+    assert "singular" in status and status.count("ok") >= len(status) - 2
+    assert any("singular configuration" in m for m in out.messages)
+    col = next(h for h in out.table.headers() if h.endswith(".torque [N m]"))
+    v = out.table[col]
+    assert np.all(np.isfinite(v[np.array(status) == "ok"])) and np.all(np.isnan(v[np.array(status) != "ok"]))
+
+
+def test_cli_forces_writes_a_table_and_summary(tmp_path, fourbar_path):
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    out = tmp_path / "f.json"
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--speed", "crank_pin=60rpm", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    assert "crank_pin.torque [N m]" in data["data"] and "shaking.F [N]" in data["data"]
+    assert data["metadata"]["summary"]["inputs"]["crank_pin"]["peak"] > 0
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--static", "--no-gravity", "--load", "coupler.P=0,-100",
+                                 "--sweep", "crank_pin=0:90:10", "-f", "csv"])
+    assert r.exit_code == 0, r.output
+    assert "mechanical_advantage [N/(N m)]" in r.stdout.splitlines()[0]
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--speed", "crank_pin=3 m/s"])
+    assert r.exit_code == 2 and "angular speed" in r.output
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--load", "couplr.P=0,1"])
+    assert r.exit_code == 2 and "coupler.P" in r.output

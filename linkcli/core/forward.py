@@ -398,8 +398,10 @@ def frame_poses(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.ndarray
 
 
 def frame_positions(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.ndarray:
-    """p_world (..., n_frames, 3) m: origin of every named frame, ``R_link p + t_link`` row by
-    row (elementwise over the batch: no (..., n_frames, 4, 4) products or arrays)."""
+    """p_world (..., n_frames, 3) m: origin of every named frame, ``t_link + R_link p`` column
+    by column, frame by frame (elementwise over the batch: no (..., n_frames, 4, 4) products
+    or arrays; 3600 four-bar configurations ~1.2-1.6 ms against ~5 ms for frame_poses; one
+    gather of all frames' link poses measured slower, its (..., n_frames, 3, 4) copy costs)."""
     p = mech.T_link_frame[:, :3, 3]
     out = np.empty(T_world_link.shape[:-3] + (mech.n_frames, 3))
     for f in range(mech.n_frames):

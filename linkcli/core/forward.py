@@ -66,7 +66,8 @@ def _motion_basis(axis: np.ndarray, is_rotation: bool) -> np.ndarray:
     """B (4, 4, 4) with ``E(q) = sum_f F_f(q) B[f]``, ``F(q) = (cos q, sin q, q, 1)``."""
     B = np.zeros((4, 4, 4))
     if is_rotation:
-        K = tf.hat(axis)
+        ax, ay, az = (float(a) for a in axis)
+        K = np.array([[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]])  # hat(axis), without the batched helper
         K2 = K @ K
         B[0, :3, :3] = -K2
         B[1, :3, :3] = K

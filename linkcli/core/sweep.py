@@ -28,7 +28,9 @@ numba is importable, ``LINKCLI_NO_JIT`` is unset, and
   kernel exists (the measured break-even with the numpy path is ~45-50k points), or
 * the sweep has at least :data:`COMPILED_MIN_POINTS_COLD` points (worth even a first compile),
 
-or always / never when the environment variable ``LINKCLI_SWEEP`` is ``compiled`` / ``numpy``
+or whenever it applies for callers that make many sweeps in one process (``method="many"``:
+a parameter study's workers, which pay the kernel's load once for thousands of variants), or
+always / never when the environment variable ``LINKCLI_SWEEP`` is ``compiled`` / ``numpy``
 (e.g. a long-running process making many small sweeps, or a benchmark). The choice depends on
 the inputs only, never on what ran before in the process, so a sweep's result is reproducible.
 Both paths give the same statuses and events and q within the solver tolerance (tested in

@@ -185,7 +185,8 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
         return _invalid(MechanismFileError(strict_errors(loaded.warnings)), "strict: ")
     try:
         mech = compile_mechanism(loaded.model, file=path)
-        outcome = run_analysis(spec.analysis, mech, loaded, spec.options)
+        in_study = nominal or reference is not None  # a study's nominal or one of its variants
+        outcome = run_analysis(spec.analysis, mech, loaded, spec.options, many=in_study)
     except (AnalysisInputError, AnalysisUnavailable) as exc:
         return Evaluation(ERROR, _job_terms(str(exc)), warnings=warnings)
     except MechanismFileError as exc:

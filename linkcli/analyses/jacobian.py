@@ -43,6 +43,11 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     out_scale = np.array([mech.length_scale] * n_lin + [mech.angle_scale] * (len(comps) - n_lin))
     in_scale = actuated_scale(mech)
     J_file = J * in_scale[None, :] / out_scale[:, None]
+    # the unit of each row's entries (output per input: m/deg is m/s per deg/s), one per input
+    # column, written once when the inputs share a unit
+    in_units = [mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit for i in mech.q_actuated]
+    out_units = [mech.length_unit] * n_lin + [mech.angle_unit] * (len(comps) - n_lin)
+    table.add("", "unit", "", [", ".join(dict.fromkeys(f"{o}/{u}" for u in in_units)) or "-" for o in out_units])
     for k, i in enumerate(mech.q_actuated):
         in_unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
         units = [f"{mech.length_unit}/{in_unit}"] * n_lin + [f"{mech.angle_unit}/{in_unit}"] * (len(comps) - n_lin)

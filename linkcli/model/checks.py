@@ -494,6 +494,34 @@ class Checker:
                 self.error(("links", name), f"link '{name}' is not connected to the base '{self.m.base}'",
                            "Add a joint that connects this group of links to the rest of the mechanism.")
 
+    def zero_length_links(self) -> None:
+        """A link held by exactly two point joints (planar revolute, spatial spherical) whose
+        joint frames coincide has no length: transmission angles and the Jacobian's condition
+        become undefined (NaN, inf) and the loop degenerates. Warned, with both frames named."""
+        point_joint = "revolute" if self.planar else "spherical"
+        ends: dict[str, list[tuple[str, str]]] = {}  # link -> [(joint, frame)]
+        for name, j in self.m.joints.items():
+            for ref in (j.parent, j.child):
+                link, _, frame = ref.partition(".")
+                ends.setdefault(link, []).append((name if j.type == point_joint else "", frame))
+        coords = [abs(c) for link in self.m.links.values() for f in link.frames.values() for c in f.origin]
+        tol = 1e-9 * max(coords, default=1.0) or 1e-12  # relative to the mechanism's size
+        for link, held in ends.items():
+            spec = self.m.links.get(link)
+            if spec is None or link == self.m.base or len(held) != 2 or not all(j for j, _ in held):
+                continue
+            (j1, f1), (j2, f2) = held
+            # a reference without a frame means the link's origin
+            p1, p2 = (spec.frames[f].origin if f else [0.0] * self.dim for f in (f1, f2))
+            if len(p1) != len(p2) or max((abs(a - b) for a, b in zip(p1, p2)), default=0.0) > tol:
+                continue
+            where = ("links", link, "frames", f2) if f2 else ("links", link)
+            self.warn(where, f"link '{link}' has zero length: the frames of its joints {j1} and {j2} "
+                      f"({f1 or 'origin'} and {f2 or 'origin'}) coincide, so angles along it are undefined "
+                      "(transmission angle NaN, Jacobian condition infinite)",
+                      "Give the two joint frames different positions (the link's length), or join the "
+                      "neighbouring links with one joint.")
+
     # -- units and physical plausibility (warnings; the units rule in model/units.py) ----------
     def physical(self) -> None:
         self.gravity_magnitude()
@@ -664,6 +692,7 @@ class Checker:
         self.references()
         self.topology()
         if not any(p.severity == "error" for p in self.problems):
+            self.zero_length_links()
             self.physical()
         return self.problems
 

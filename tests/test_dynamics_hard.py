@@ -164,9 +164,10 @@ def test_zero_inertia_slider_in_a_spatial_slider_crank_matches_a_minimal_coordin
     for dt in (2e-3, 1e-3):
         r = simulate(mech, start.q, qd0, t_end=1.0, dt=dt, every=int(round(0.01 / dt)))
         assert r.status == "ok"
+        # the planar loop of spatial joints has 3 redundant rows, reported by joint name
+        assert any("redundant" in w and "'crank_pin'" in w and "'slide'" in w for w in r.warnings), r.warnings
         errors.append(np.abs(r.q[:, 0] - slider_crank_reference(np.radians(30.0), 5.0, r.t)).max())
-    # second order against the reference (ratio 4 for half the step; measured in the comment of
-    # the assertion below), and small in absolute terms
+    # second order against the reference: ratio 4 for half the step (measured 9.4e-4 and 2.4e-4 rad)
     assert 3.0 < errors[0] / errors[1] < 5.0, errors
     assert errors[1] < 1e-3
 
@@ -184,9 +185,10 @@ def test_tiny_inertia_large_step_finishes_ok_and_matches_the_reference():
         r = simulate(mech, np.zeros(1), np.zeros(1), t_end=2.0, dt=dt)
         assert r.status == "ok", r.message
         errors.append(np.abs(r.q[:, 0] - sol(r.t)[0]).max())
-    # second order (ratio ~4) and the large step's error is the scheme's, ~(w dt)^2 w t ~ 5e-3 rad
+    # second order (ratio ~4) and the large step's error is the scheme's: measured 3.1e-3 and
+    # 7.7e-4 rad (a wrong root would be off by ~pi)
     assert 3.0 < errors[0] / errors[1] < 5.0, errors
-    assert errors[0] < 2e-2
+    assert errors[0] < 1e-2
 
 
 def test_fast_rotation_is_refined_on_the_same_output_grid():

@@ -452,10 +452,11 @@ def test_exponent_without_dot_is_a_number(tmp_path):
 
 @pytest.mark.parametrize("inertia, kind", [("0", "planar"), ("[0, 0, 0]", "spatial")])
 def test_zero_inertia_is_a_point_mass(tmp_path, inertia, kind):
+    # cg given: a mass without cg (or without inertia) is a warning saying what was assumed
     if kind == "planar":
-        text = crank(f"mass: 2, inertia: {inertia}, ")
+        text = crank(f"mass: 2, cg: [0.5, 0], inertia: {inertia}, ")
     else:
-        text = row1(f"{{a: 0.4, mass: 2, inertia: {inertia}}}")
+        text = row1(f"{{a: 0.4, mass: 2, cg: [-0.2, 0, 0], inertia: {inertia}}}")
     loaded = load_mechanism(_write(tmp_path, text))
     assert loaded.warnings == []
     mech = compile_mechanism(loaded.model)

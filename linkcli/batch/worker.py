@@ -47,6 +47,7 @@ class JobSpec:
     options: Any
     figures: tuple | None = None
     checks: tuple = ()
+    strict: bool = False  # the job's `strict: true`: warnings of the file make it invalid
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     except MechanismFileError as exc:
         return _invalid(exc)
     warnings = [d.format() for d in loaded.warnings]
-    if getattr(spec, "strict", False) and loaded.warnings:
+    if spec.strict and loaded.warnings:
         return _invalid(MechanismFileError(strict_errors(loaded.warnings)), "strict: ")
     try:
         mech = compile_mechanism(loaded.model, file=path)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .base import choices_hint
 from .mechanism import DHRow, Frame, Joint, Mechanism
-from .units import LENGTH_SCALE, STANDARD_GRAVITY, Given
+from .units import ANGLE_SCALE, LENGTH_SCALE, STANDARD_GRAVITY, Given
 
 #: a relative gap within which a gravity magnitude "is" g expressed in another length unit
 #: (g varies by 0.5 % over the Earth; 3 % also covers rounded values such as 9.8, 386, 32)
@@ -180,6 +180,10 @@ class Checker:
             for fname, f in link.frames.items():
                 self.frame(path + ("frames", fname), f)
             self.mass_properties(path, link.mass, link.cg, link.inertia)
+            for pname, pm in link.masses.items():  # point masses sit at a frame of this link
+                if pm.at not in link.frames:
+                    self.error(path + ("masses", pname, "at"), f"link '{name}' has no frame '{pm.at}'",
+                               choices_hint("frames", pm.at, list(link.frames)))
             if link.shape is not None:
                 if link.mass is not None or link.inertia is not None:
                     self.error(path + ("shape",), "shape computes mass and inertia; they are also given",
@@ -389,7 +393,11 @@ class Checker:
                 continue
             for field in ("set", "sweep", "rates", "accelerations"):
                 for key in getattr(block, field, {}) or {}:
-                    if key not in actuated:
+                    if section == "simulate" and field == "rates":  # any joint variable may start moving
+                        if key not in names:
+                            self.error(("analysis", section, field, key), f"unknown joint variable '{key}'",
+                                       choices_hint("variables", key, names))
+                    elif key not in actuated:
                         self.error(("analysis", section, field, key), f"'{key}' is not an actuated variable",
                                    choices_hint("actuated variables", key, actuated))
         if solve is not None:
@@ -439,14 +447,18 @@ class Checker:
     # -- units and physical plausibility (warnings; the units rule in model/units.py) ----------
     def physical(self) -> None:
         self.gravity_magnitude()
-        bodies = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames)
+        bodies = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames, [])
                   for name, link in self.m.links.items() if link.shape is None}
         if self.m.serial:
             for i, row in enumerate(self.m.serial.rows):
-                bodies[dh_link_name(row, i)] = (("serial", "rows", i), row.mass, row.cg, row.inertia, row.frames)
-        for name, (path, mass, cg, inertia, frames) in bodies.items():
+                bodies[dh_link_name(row, i)] = (("serial", "rows", i), row.mass, row.cg, row.inertia, row.frames,
+                                                [self._dh_joint_point(row)])
+        jointed = {r.split(".")[0] for j in self.m.joints.values() for r in (j.parent, j.child)}
+        for name, (path, mass, cg, inertia, frames, extra) in bodies.items():
+            if path[0] == "links" and name not in jointed:
+                continue  # not part of the mechanism (topology warns about it)
             self.mass_without_distribution(path, name, mass, cg, inertia)
-            self.inertia_plausible(path, name, mass, cg, inertia, frames)
+            self.inertia_plausible(path, name, mass, cg, inertia, frames, extra)
         self.spring_steps()
         self.quantity_kinds()
 
@@ -479,7 +491,16 @@ class Checker:
                   "Give cg: [x, ...] and inertia (kg m^2 about the cg), or a shape: {type: rod, ...} that "
                   "derives them.")
 
-    def inertia_plausible(self, path: tuple, name: str, mass, cg, inertia, frames) -> None:
+    def _dh_joint_point(self, row: DHRow) -> np.ndarray:
+        """Where a DH row's proximal joint lies in its link frame (file length unit): standard
+        DH puts the link frame at the distal joint, so the proximal one is at -R^T (a cos theta,
+        a sin theta, d) = (-a, -d sin alpha, -d cos alpha); modified DH at (0, 0, -d)."""
+        if self.m.serial is not None and self.m.serial.convention == "modified":
+            return np.array([0.0, 0.0, -row.d])
+        alpha = row.alpha * ANGLE_SCALE.get(self.m.units.angle, 1.0)
+        return np.array([-row.a, -row.d * np.sin(alpha), -row.d * np.cos(alpha)])
+
+    def inertia_plausible(self, path: tuple, name: str, mass, cg, inertia, frames, extra=()) -> None:
         I = inertia_matrix(inertia, self.planar) if inertia is not None else None
         if not mass or I is None:
             return
@@ -488,7 +509,7 @@ class Checker:
         if cg:
             c[: len(cg)] = cg
         points = [np.zeros(3)] + [np.pad(np.asarray(f.origin[:3], float), (0, 3 - len(f.origin[:3])))
-                                  for f in frames.values() if f.origin]
+                                  for f in frames.values() if f.origin] + list(extra)
         R = max(float(np.linalg.norm(p - c)) for p in points) * ls  # m
         if R <= 0:
             return

@@ -126,12 +126,21 @@ class ShapeDisk(Strict):
 Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="type")]
 
 
+class PointMass(Strict):
+    """A point mass (counterweight, bob, flyball weight) at a frame of its link: adds its mass,
+    moves the link's CG and adds its parallel-axis inertia."""
+
+    at: Name  # a frame of this link
+    mass: Mass
+
+
 class Link(Strict):
     frames: dict[Name, Frame] = Field(default_factory=dict)
     mass: Optional[Mass] = None
     cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
     inertia: Optional[Inertia] = None
     shape: Optional[Shape] = None
+    masses: dict[Name, PointMass] = Field(default_factory=dict)  # point masses by name
 
 
 class Joint(Strict):
@@ -277,26 +286,32 @@ class SimulateDefaults(Strict):
     t_end: Annotated[float, Q(TIME, gt=0, doc="Duration")] = 1.0
     dt: Annotated[float, Q(TIME, gt=0, doc="Time step")] = 1e-3
     every: Annotated[int, Field(strict=True, ge=1)] = 1
-    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial actuated rates by variable name")]] = \
-        Field(default_factory=dict)
+    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial rates by variable name (any joint variable; "
+                                              "projected onto the constraints)")]] = Field(default_factory=dict)
     set: dict[str, Annotated[float, Q(JOINT, doc="Initial actuated values by variable name")]] = \
         Field(default_factory=dict)
+    tol: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1e-3, description=(
+        "Relative tolerance of each time step's Newton iteration (dimensionless): momentum residual "
+        "relative to the step's force impulses, constraint residual relative to its displacement."))] = 1e-10
 
 
 class ForcesDefaults(Strict):
     """Defaults of `linkcli forces`: the motion (``set``/``sweep``/``mode``; default: the
-    ``solve`` block's), input speeds and accelerations (file units per s, per s^2, or a string
-    with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or accelerations),
-    extra ``loads`` (force in N, world components, at a frame: ``coupler.P: [0, -100]``) and
-    whether ``gravity`` acts."""
+    ``solve`` block's), input ``speed`` and ``accelerations`` (file units per s, per s^2, or a
+    string with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or
+    accelerations), extra ``loads`` (force in N, world components, at a frame:
+    ``coupler.P: [0, -100]``) and whether ``gravity`` acts."""
 
-    set: dict[str, Num] = Field(default_factory=dict)
+    set: dict[str, Annotated[float, Q(JOINT, doc="Actuated values by variable name")]] = Field(default_factory=dict)
     sweep: dict[str, SweepRange] = Field(default_factory=dict)
     mode: Literal["grid", "zip"] = "grid"
-    speed: dict[str, Union[Num, str]] = Field(default_factory=dict)
-    accelerations: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    speed: dict[str, Annotated[float, Q(JOINT_RATE, doc="Input speed by variable name")]] = \
+        Field(default_factory=dict)
+    accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Input acceleration by variable name")]] = \
+        Field(default_factory=dict)
     static: Bool = False
-    loads: dict[FrameRef, Vec] = Field(default_factory=dict)
+    loads: dict[FrameRef, Annotated[list[float], Q(FORCE, "vector", doc="Force at the frame, world components")]] = \
+        Field(default_factory=dict)
     gravity: Bool = True
 
 

@@ -283,7 +283,7 @@ def compare(base: dict, other: dict, label: str) -> list[str]:
             b = other[analysis][col]
             if col.endswith(".condition"):  # a numerically singular matrix's condition (> 1e12) is noise
                 a, b = np.where(a > 1e12, np.inf, a), np.where(b > 1e12, np.inf, b)
-            scale = float(np.nanmax(np.abs(a), initial=0.0))
+            scale = float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0))
             if not _close(a, b, scale):
                 err = float(np.nanmax(np.abs(a - b)))
                 bad.append(f"{label}: {analysis} {col}: max difference {err:.3g} (scale {scale:.3g})")

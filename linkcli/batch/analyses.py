@@ -78,7 +78,7 @@ def run_simulate_job(mech, loaded, options) -> Outcome:
         raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
     req = request_from_defaults(loaded.model.analysis.simulate)
     given = _given(options)
-    changes = {k: getattr(options, k) for k in ("t_end", "dt", "every") if k in given}
+    changes = {k: getattr(options, k) for k in ("t_end", "dt", "every", "tol") if k in given}
     req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
     out = run_simulate(mech, req, loaded)
     n = out.table.n if out.table is not None else 0

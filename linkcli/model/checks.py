@@ -180,6 +180,10 @@ class Checker:
             for fname, f in link.frames.items():
                 self.frame(path + ("frames", fname), f)
             self.mass_properties(path, link.mass, link.cg, link.inertia)
+            for pname, pm in link.masses.items():  # point masses sit at a frame of this link
+                if pm.at not in link.frames:
+                    self.error(path + ("masses", pname, "at"), f"link '{name}' has no frame '{pm.at}'",
+                               choices_hint("frames", pm.at, list(link.frames)))
             if link.shape is not None:
                 if link.mass is not None or link.inertia is not None:
                     self.error(path + ("shape",), "shape computes mass and inertia; they are also given",
@@ -389,7 +393,11 @@ class Checker:
                 continue
             for field in ("set", "sweep", "rates", "accelerations"):
                 for key in getattr(block, field, {}) or {}:
-                    if key not in actuated:
+                    if section == "simulate" and field == "rates":  # any joint variable may start moving
+                        if key not in names:
+                            self.error(("analysis", section, field, key), f"unknown joint variable '{key}'",
+                                       choices_hint("variables", key, names))
+                    elif key not in actuated:
                         self.error(("analysis", section, field, key), f"'{key}' is not an actuated variable",
                                    choices_hint("actuated variables", key, actuated))
         if solve is not None:
@@ -587,8 +595,8 @@ class Checker:
             if not isinstance(value, list):
                 check(("assembly", key), value, var_joint.get(key))
         for section in ("solve", "simulate", "forces"):
-            block = getattr(self.m.analysis, section, None)
-            for field in ("set", "rates", "speed", "accelerations"):
+            block = getattr(self.m.analysis, section)
+            for field in ("set", "rates", "accelerations", "speed"):
                 for key, value in (getattr(block, field, None) or {}).items():
                     check(("analysis", section, field, key), value, var_joint.get(key))
             for key, r in (getattr(block, "sweep", None) or {}).items():

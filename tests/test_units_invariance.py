@@ -209,7 +209,8 @@ def shortened(data: dict) -> dict:
     for r in (solve.get("sweep") or {}).values():
         r.pop("step", None)
         r["num"] = 4
-    if any(isinstance(v, dict) and ("mass" in v or "shape" in v) for v in (data.get("links") or {}).values()) or \
+    links = (data.get("links") or {}).values()
+    if any(isinstance(v, dict) and ({"mass", "shape", "masses"} & set(v)) for v in links) or \
             any("mass" in r for r in (data.get("serial") or {}).get("rows", [])):
         data.setdefault("analysis", {})["simulate"] = {"t_end": 0.02, "dt": 1e-3, "every": 1}
     else:

@@ -20,6 +20,7 @@ from ..core.loop_closure import Status, constraints
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
 from ..core.velocity import joint_rates
+from ..errors import AnalysisInputError
 from ..results import ResultTable
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
@@ -76,11 +77,16 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
 
 
 def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
-                 progress: Callable[[float], None] | None = None) -> SimulateOutcome:
+                 progress: Callable[[float], None] | None = None,
+                 stop: Callable[[], bool] | None = None) -> SimulateOutcome:
     """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
     state) or that stops early is not ok; what was computed is still in the table."""
     from ..core.dynamics import simulate
+    from ..model.sizes import simulation_size_problem
 
+    problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
+    if problem:
+        raise AnalysisInputError(problem)
     a0, ad0, messages = initial_state(mech, req)
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
     if massless:
@@ -101,7 +107,7 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     wall = time.perf_counter()
     try:
         res = simulate(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
-                       progress=progress)
+                       progress=progress, stop=stop)  # stop: Ctrl-C between chunks (issue 15)
     except ValueError as exc:
         msg = f"cannot start the simulation: {exc}"
         return SimulateOutcome(None, False, {"status": "invalid_start", "message": msg}, messages + [msg])
@@ -111,7 +117,8 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
         messages.append(res.message)
     table = simulation_table(mech, res, loaded, req)
     summary = _summary(mech, res, wall)
-    table.metadata["summary"] = summary
+    # the table holds no wall time: identical runs give byte-identical files (issue 15)
+    table.metadata["summary"] = {k: v for k, v in summary.items() if k != "wall_time_s"}
     table.metadata["events"] = messages
     return SimulateOutcome(table, res.ok, summary, messages, res)
 

@@ -35,7 +35,7 @@ def _given(options: Any) -> set[str]:
     return set(getattr(options, "model_fields_set", ()))
 
 
-def run_solve_job(mech, loaded, options) -> Outcome:
+def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.inputs import Sweep
     from ..analyses.solve import request_from_defaults, run_solve
 
@@ -46,7 +46,8 @@ def run_solve_job(mech, loaded, options) -> Outcome:
     req = replace(req, set={**req.set, **options.set}, rates={**req.rates, **options.rates},
                   accelerations={**req.accelerations, **options.accelerations},
                   mode=options.mode if "mode" in given else req.mode,
-                  output_frames=options.output_frames if "output_frames" in given else req.output_frames)
+                  output_frames=options.output_frames if "output_frames" in given else req.output_frames,
+                  sweep_method="many" if many else "auto")
     out = run_solve(mech, req, loaded)
     failure = next((m for m in out.messages if m.startswith("cannot")), "")
     if out.n_failed and not failure:
@@ -54,7 +55,7 @@ def run_solve_job(mech, loaded, options) -> Outcome:
     return Outcome(out.table, out.n_failed, out.table.n, list(out.messages), failure)
 
 
-def run_ik_job(mech, loaded, options) -> Outcome:
+def run_ik_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.ik import IKRequest, run_ik
 
     req = IKRequest([list(t) for t in options.targets], options.mode, dict(options.guess))
@@ -63,7 +64,7 @@ def run_ik_job(mech, loaded, options) -> Outcome:
     return Outcome(table, failed, table.n, [], failure)
 
 
-def run_jacobian_job(mech, loaded, options) -> Outcome:
+def run_jacobian_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.jacobian import run_jacobian
 
     table, failed = run_jacobian(mech, dict(options.set), options.frame, loaded)
@@ -71,7 +72,7 @@ def run_jacobian_job(mech, loaded, options) -> Outcome:
     return Outcome(table, failed, 1, [], failure)
 
 
-def run_simulate_job(mech, loaded, options) -> Outcome:
+def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
     try:
         from ..analyses.simulate import request_from_defaults, run_simulate
     except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -87,7 +88,7 @@ def run_simulate_job(mech, loaded, options) -> Outcome:
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
-def run_forces_job(mech, loaded, options) -> Outcome:
+def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.forces import request_from_defaults, run_forces
     from ..analyses.inputs import Sweep
 
@@ -109,7 +110,9 @@ def run_forces_job(mech, loaded, options) -> Outcome:
 # --- end forces ---------------------------------------------------------------------------------------
 
 
-#: analysis name -> runner(mech, loaded, options) -> Outcome
+#: analysis name -> runner(mech, loaded, options, many=False) -> Outcome; ``many``: this process
+#: runs the analysis many times (a study's variants), so one-time costs such as loading
+#: compiled kernels pay off (solve then uses the compiled sweep kernel where it applies)
 ANALYSES: dict[str, Callable[..., Outcome]] = {
     "solve": run_solve_job,
     "ik": run_ik_job,
@@ -119,12 +122,47 @@ ANALYSES: dict[str, Callable[..., Outcome]] = {
 }
 
 
-def run_analysis(name: str, mech, loaded, options) -> Outcome:
+def _one_point(options, loaded):
+    return options.model_copy(update={"sweep": {}})
+
+
+def _one_target(options, loaded):
+    return options.model_copy(update={"targets": list(options.targets[:1])})
+
+
+def _one_step(options, loaded):
+    defaults = loaded.model.analysis.simulate
+    dt = options.dt if "dt" in _given(options) else (defaults.dt if defaults is not None else options.dt)
+    return options.model_copy(update={"t_end": dt, "dt": dt, "every": 1})
+
+
+#: analysis name -> options(options, loaded) for one case only (one sweep point, target or
+#: step): a table with the same columns as the whole job's, to check column names before a run
+PROBES: dict[str, Callable[..., Any]] = {
+    "solve": _one_point,
+    "forces": _one_point,
+    "ik": _one_target,
+    "jacobian": lambda options, loaded: options,
+    "simulate": _one_step,
+}
+
+
+def probe_columns(name: str, mech, loaded, options) -> list[str] | None:
+    """Headers of the table the analysis gives for this mechanism and these options, from a
+    run on one case; None when that run does not give a table (its error shows in the job)."""
+    probe = PROBES.get(name)
+    if probe is None:
+        return None
+    outcome = run_analysis(name, mech, loaded, probe(options, loaded))
+    return outcome.table.headers() if outcome.table is not None else None
+
+
+def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcome:
     try:
         runner = ANALYSES[name]
     except KeyError:
         raise AnalysisUnavailable(f"unknown analysis '{name}'; this linkcli has: {', '.join(ANALYSES)}") from None
-    return runner(mech, loaded, options)
+    return runner(mech, loaded, options, many=many)
 
 
-__all__ = ["ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]

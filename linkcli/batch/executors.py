@@ -44,7 +44,10 @@ class InlineExecutor:
     def __init__(self) -> None:
         self.workers = 1
 
-    def run(self, fn: Callable, items: Sequence) -> Iterator[tuple[int, Any, BaseException | None]]:
+    def run(self, fn: Callable, items: Sequence, timeouts: Sequence[float | None] | None = None,
+            ) -> Iterator[tuple[int, Any, BaseException | None]]:
+        """``timeouts`` cannot be enforced in this process (make_executor picks a process pool
+        when a job has one)."""
         for i, item in enumerate(items):
             try:
                 result = fn(item)
@@ -66,51 +69,242 @@ class InlineExecutor:
         self.close()
 
 
+class TaskLost(Exception):
+    """A task that did not return: its worker process died, or it ran past its time limit (the
+    worker was then killed). Only that task is lost; the executor starts a new worker."""
+
+
+class WorkerDied(TaskLost):
+    def __init__(self, exitcode: int | None) -> None:
+        self.exitcode = exitcode
+        how = (f"killed by signal {-exitcode} ({_signal_name(-exitcode)})" if exitcode is not None and exitcode < 0
+               else f"exit code {exitcode}")
+        super().__init__(f"the worker process died ({how})")
+
+
+class TaskTimedOut(TaskLost):
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"timed out after {seconds:g} s")
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
+
+
+def _worker_main(conn) -> None:  # pragma: no cover - runs in the worker processes
+    """A worker's loop: receive ``(fn, item)``, send back ``(True, result)`` or ``(False,
+    exception)``; stop on ``None`` or when the coordinator's end of the pipe closes."""
+    import pickle
+    import signal
+
+    # Ctrl-C in a terminal reaches the whole process group: the coordinator decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        fn, item = msg
+        try:
+            reply = (True, fn(item))
+        except Exception as exc:  # noqa: BLE001 - reported to the coordinator as this task's error
+            reply = (False, exc)
+        try:
+            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - an unpicklable result or exception
+            data = pickle.dumps((False, RuntimeError(f"cannot send the task's result back: {type(exc).__name__}: "
+                                                     f"{exc}")))
+        try:
+            conn.send_bytes(data)
+        except (BrokenPipeError, OSError):
+            return
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the worker processes
+    """Linux: SIGKILL this worker when its parent, the forkserver, dies -- and let the
+    forkserver die with the coordinator. The forkserver stops when every holder of its "alive"
+    pipe is gone, and it hands that pipe to each worker; a worker busy with a long task (or a
+    hung one) would then keep the forkserver, and itself, alive after a ``kill -9`` of the
+    coordinator. Our workers start no processes, so they drop the pipe."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        from multiprocessing import forkserver
+
+        server = getattr(forkserver, "_forkserver", None)
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            os.close(fd)
+            server._forkserver_alive_fd = None
+    except (OSError, AttributeError, ImportError):
+        pass
+    try:
+        import ctypes
+        import signal
+
+        parent = os.getppid()
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: no signal will come
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
+class _Worker:
+    def __init__(self, ctx) -> None:
+        parent, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_worker_main, args=(child,), daemon=True, name="linkcli-batch-worker")
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.task: int | None = None
+        self.deadline: float | None = None
+        self.limit: float | None = None
+
+    def kill(self) -> None:
+        """SIGKILL and reap (a busy worker may be inside compiled code that no signal handler
+        reaches; its task is abandoned anyway)."""
+        try:
+            self.process.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+        self.process.join(timeout=5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        """Ask an idle worker to finish."""
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+
+
 class ProcessExecutor(InlineExecutor):
-    """A pool of ``workers`` local processes, created on first use, reused across ``run`` calls."""
+    """``workers`` local processes, each with its own pipe, started on first use and reused
+    across ``run`` calls.
+
+    Hand-written on purpose instead of ``concurrent.futures.ProcessPoolExecutor``: that pool
+    marks *every* pending task ``BrokenProcessPool`` when one worker dies and cannot stop one
+    task's process. Here the coordinator knows which task each worker holds, so a worker that
+    dies (``kill -9``, out of memory, a crash in compiled code) costs only its own task
+    (:class:`WorkerDied`), a task past its time limit is stopped by killing its worker
+    (:class:`TaskTimedOut`), and a replacement worker takes the next task. Waiting is one
+    ``multiprocessing.connection.wait`` on the pipes and process sentinels: no threads, no
+    queues, no semaphores (so no resource tracker), and :meth:`close` stops everything at once."""
 
     kind = "processes"
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, int(workers))
-        self._pool = None
+        self._ctx = None
+        self._idle: list[_Worker] = []
 
-    def _get_pool(self):
-        if self._pool is None:
+    def _context(self):
+        if self._ctx is None:
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
 
             if sys.platform != "win32" and "forkserver" in mp.get_all_start_methods():
                 ctx = mp.get_context("forkserver")
                 ctx.set_forkserver_preload(PRELOAD)
             else:  # pragma: no cover - Windows/macOS spawn
                 ctx = mp.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
-        return self._pool
+            self._ctx = ctx
+        return self._ctx
 
-    def run(self, fn: Callable, items: Sequence) -> Iterator[tuple[int, Any, BaseException | None]]:
-        if len(items) <= 1:  # no pool for a single task
-            yield from InlineExecutor.run(self, fn, items)
-            return
-        from concurrent.futures import as_completed
+    def _new_worker(self) -> _Worker:
+        return _Worker(self._context())
 
-        pool = self._get_pool()
-        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+    def run(self, fn: Callable, items: Sequence, timeouts: Sequence[float | None] | None = None,
+            ) -> Iterator[tuple[int, Any, BaseException | None]]:
+        """Yield ``(index, result, error)`` as tasks finish. ``timeouts[i]``: seconds task ``i``
+        may run (None: no limit). If the caller stops early (an interrupt, an exception), the
+        workers still busy are killed."""
+        import time
+        from collections import deque
+        from multiprocessing.connection import wait
+
+        pending = deque(range(len(items)))
+        busy: dict[Any, _Worker] = {}  # conn -> worker
+        by_sentinel: dict[int, _Worker] = {}
         try:
-            for fut in as_completed(futures):
-                exc = fut.exception()
-                yield futures[fut], (None if exc else fut.result()), exc
+            while pending or busy:
+                while pending and (self._idle or len(busy) < self.workers):
+                    w = self._idle.pop() if self._idle else self._new_worker()
+                    i = pending.popleft()
+                    try:
+                        w.conn.send((fn, items[i]))
+                    except (OSError, ValueError):  # it died while idle: replace it, keep the task
+                        w.kill()
+                        pending.appendleft(i)
+                        continue
+                    limit = timeouts[i] if timeouts is not None else None
+                    w.task, w.limit = i, limit
+                    w.deadline = time.monotonic() + limit if limit else None
+                    busy[w.conn] = w
+                    by_sentinel[w.process.sentinel] = w
+                deadlines = [w.deadline for w in busy.values() if w.deadline is not None]
+                wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+                ready = wait(list(busy) + list(by_sentinel), timeout=wait_s)
+                finished: list[tuple[_Worker, Any, BaseException | None, bool]] = []
+                for obj in ready:
+                    w = busy.get(obj) if not isinstance(obj, int) else by_sentinel.get(obj)
+                    if w is None or any(f[0] is w for f in finished):
+                        continue
+                    try:
+                        ok, payload = w.conn.recv() if w.conn.poll() else (None, None)
+                    except (EOFError, OSError):
+                        ok, payload = None, None
+                    except Exception as exc:  # noqa: BLE001 - a result that cannot be unpickled here
+                        ok, payload = False, exc
+                    if ok is None:  # no reply: the process ended
+                        w.process.join(timeout=5)
+                        finished.append((w, None, WorkerDied(w.process.exitcode), True))
+                    else:
+                        finished.append((w, payload if ok else None, None if ok else payload, False))
+                now = time.monotonic()
+                for w in list(busy.values()):
+                    if w.deadline is not None and now >= w.deadline and not any(f[0] is w for f in finished):
+                        finished.append((w, None, TaskTimedOut(w.limit), True))
+                for w, res, exc, dead in finished:
+                    del busy[w.conn]
+                    del by_sentinel[w.process.sentinel]
+                    i, w.task = w.task, None
+                    if dead:
+                        w.kill()
+                    else:
+                        self._idle.append(w)
+                    yield i, res, exc
         finally:
-            for fut in futures:
-                fut.cancel()
+            for w in busy.values():  # abandoned tasks (interrupt): stop their workers now
+                w.kill()
 
     def describe(self) -> dict:
         return {"kind": self.kind, "workers": self.workers}
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Stop the idle workers (they exit on their own) and reap them, killing any that do
+        not exit within a second."""
+        idle, self._idle = self._idle, []
+        for w in idle:
+            w.stop()
+        for w in idle:
+            w.process.join(timeout=1)
+            if w.process.is_alive():
+                w.kill()
+            else:
+                w.conn.close()
 
 
 class DaskExecutor(InlineExecutor):
@@ -143,21 +337,43 @@ class DaskExecutor(InlineExecutor):
         self.workers = max(1, sum(w.get("nthreads", 1) for w in
                                   self._client.scheduler_info().get("workers", {}).values()))
 
-    def run(self, fn: Callable, items: Sequence) -> Iterator[tuple[int, Any, BaseException | None]]:
-        from distributed import as_completed
+    def run(self, fn: Callable, items: Sequence, timeouts: Sequence[float | None] | None = None,
+            ) -> Iterator[tuple[int, Any, BaseException | None]]:
+        """Dask retries a task whose worker died (its ``allowed-failures``). A task past its
+        time limit is reported as :class:`TaskTimedOut` and cancelled; Dask cannot stop a task
+        that is already running, so its worker finishes it and the result is dropped."""
+        import time
+
+        from distributed import wait
 
         if not items:
             return
         futures = self._client.map(fn, list(items), pure=False)
+        started = time.monotonic()
+        limits = {f.key: (timeouts[i] if timeouts is not None else None) for i, f in enumerate(futures)}
         index = {f.key: i for i, f in enumerate(futures)}
+        pending = set(futures)
         try:
-            with self._client.as_current():
-                done = as_completed(futures, with_results=True, raise_errors=False)
-            for fut, res in done:
-                if fut.status == "error":
-                    yield index[fut.key], None, res[1]
-                else:
-                    yield index[fut.key], res, None
+            while pending:
+                deadlines = [started + limits[f.key] for f in pending if limits[f.key]]
+                wait_s = max(0.05, min(deadlines) - time.monotonic()) if deadlines else None
+                try:
+                    with self._client.as_current():
+                        done, pending = wait(list(pending), timeout=wait_s, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    done = set()
+                for fut in done:
+                    if fut.status == "error":
+                        yield index[fut.key], None, fut.exception()
+                    elif fut.status == "cancelled":
+                        yield index[fut.key], None, WorkerDied(None)
+                    else:
+                        yield index[fut.key], fut.result(), None
+                now = time.monotonic()
+                for fut in [f for f in pending if limits[f.key] and now >= started + limits[f.key]]:
+                    pending.discard(fut)
+                    fut.cancel()
+                    yield index[fut.key], None, TaskTimedOut(limits[fut.key])
         finally:
             self._client.cancel(futures)
 
@@ -174,13 +390,14 @@ class DaskExecutor(InlineExecutor):
             self._cluster = None
 
 
-def make_executor(jobs: int | None = None, scheduler: str | None = None):
+def make_executor(jobs: int | None = None, scheduler: str | None = None, isolate: bool = False):
     """``scheduler`` (an address or ``local``) -> DaskExecutor; else ``jobs`` local processes
-    (default: one per CPU); ``jobs=1`` -> this process."""
+    (default: one per CPU); ``jobs=1`` -> this process, unless ``isolate`` (time limits need a
+    process that can be killed): then one worker process."""
     if scheduler:
         return DaskExecutor(scheduler, jobs)
     n = cpu_count() if not jobs else int(jobs)
-    return InlineExecutor() if n <= 1 else ProcessExecutor(n)
+    return ProcessExecutor(n) if n > 1 or isolate else InlineExecutor()
 
 
-__all__ = ["InlineExecutor", "ProcessExecutor", "DaskExecutor", "ExecutorError", "make_executor", "cpu_count"]
+__all__ = ["InlineExecutor", "ProcessExecutor", "TaskLost", "WorkerDied", "TaskTimedOut", "DaskExecutor", "ExecutorError", "make_executor", "cpu_count"]

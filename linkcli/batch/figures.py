@@ -50,14 +50,23 @@ class FigureValue:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """A check's outcome. ``skipped``: it does not apply to this mechanism (``message`` says
+    why, e.g. no four-bar loop for min_transmission_angle); a skipped check does not fail the
+    job and has ``passed`` True."""
+
     name: str
     passed: bool
     value: Any = None  # the value compared (worst case), None when there is none
     message: str = ""
+    skipped: bool = False
+
+    @property
+    def status(self) -> str:
+        return "skipped" if self.skipped else "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict:
         v = self.value
-        return {"name": self.name, "passed": self.passed,
+        return {"name": self.name, "status": self.status, "passed": self.passed,
                 "value": None if isinstance(v, float) and not math.isfinite(v) else v, "message": self.message}
 
 
@@ -74,6 +83,43 @@ def match_columns(table, pattern: str) -> list[str]:
         return [pattern] if pattern in headers else []
     rx = re.compile(".*".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
     return [h for h in headers if rx.match(h)]
+
+
+_RATE = re.compile(r"\s*(\w+)\s*(/\s*s(?:\^2|\*\*2|2)?)?\s*")
+
+
+def unit_factor(source: str, target: str) -> float | None:
+    """``f`` with ``value [target] = f * value [source]`` when both are units that depend on
+    the file's ``units:`` -- lengths, angles, their rates (/s) and accelerations (/s^2), the
+    only column units that do (README "Units") -- and of the same kind; else None."""
+    from ..model.units import ANGLE_SCALE, LENGTH_SCALE
+
+    a, b = _RATE.fullmatch(source), _RATE.fullmatch(target)
+    if a is None or b is None or (a.group(2) or "").replace(" ", "") != (b.group(2) or "").replace(" ", ""):
+        return None
+    for scale in (LENGTH_SCALE, ANGLE_SCALE):
+        if a.group(1) in scale and b.group(1) in scale:
+            return scale[a.group(1)] / scale[b.group(1)]
+    return None
+
+
+def match_columns_in_unit(table, pattern: str) -> tuple[list[str], float]:
+    """Headers matching ``pattern`` and the factor that brings their values to the pattern's
+    unit: 1 for an exact match; for a pattern in another length or angle unit than the file's
+    (``B.transmission [deg]`` on a file in rad) the same columns in the file's unit and the
+    conversion factor. ([], 1.0) when nothing matches."""
+    headers = match_columns(table, pattern)
+    unit = unit_of(pattern)
+    if headers or not unit:
+        return headers, 1.0
+    base = _UNIT.sub("", pattern)
+    candidates = match_columns(table, f"{base} [*]")
+    units = {unit_of(h) for h in candidates}
+    if len(units) == 1:
+        factor = unit_factor(units.pop(), unit)
+        if factor is not None:
+            return candidates, factor
+    return [], 1.0
 
 
 def missing_column(table, pattern: str) -> str:
@@ -146,15 +192,15 @@ def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None) -> 
         return _unavailable(fig, "no results")
     if kind == "column":
         name = re.sub(r"\s*\[[^\]]*\]$", "", fig.column)
-        headers = match_columns(table, fig.column)
-        unit = unit_of(headers[0]) if headers else unit_of(fig.column)
+        headers, factor = match_columns_in_unit(table, fig.column)
+        unit = unit_of(fig.column) or (unit_of(headers[0]) if headers else "")
         label = fig.name or f"{fig.stat}({name})"
         if not headers:
             return FigureValue(label, "", label, unit, math.nan, missing_column(table, fig.column))
         cols = [_float_column(table, h) for h in headers]
         if any(c is None for c in cols):
             return FigureValue(label, "", label, unit, math.nan, f"'{fig.column}' is not a numeric column")
-        values = np.concatenate(cols)
+        values = np.concatenate(cols) * factor
         return FigureValue(label, "", label, unit, _stat(values, fig.stat))
     if kind == "range_of_motion":
         var = fig.range_of_motion
@@ -253,25 +299,31 @@ def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) ->
     if table is None:
         return CheckResult(label, False, None, "no results to check")
     if subject == "column":
-        headers = match_columns(table, check.column)
+        headers, factor = match_columns_in_unit(table, check.column)
         if not headers:
             return CheckResult(label, False, None, missing_column(table, check.column))
         cols = [_float_column(table, h) for h in headers]
         if any(c is None for c in cols):
             return CheckResult(label, False, None, f"'{check.column}' is not a numeric column")
-        values = np.concatenate(cols)
-        return _bounds(label, np.abs(values) if check.abs else values, check.min, check.max, unit_of(headers[0]))
+        values = np.concatenate(cols) * factor
+        return _bounds(label, np.abs(values) if check.abs else values, check.min, check.max,
+                       unit_of(check.column) or unit_of(headers[0]))
     if subject == "min_transmission_angle":
         headers = [h for h in table.headers() if re.match(r".+\.transmission \[(deg|rad)\]$", h)]
         if not headers:
-            return CheckResult(label, False, None, "no transmission angle in the results (solve a planar four-bar)")
+            from ..core.planar_metrics import fourbar_loops
+
+            if not fourbar_loops(mech):
+                return CheckResult(label, True, None, "the mechanism has no four-bar loop", True)
+            return CheckResult(label, False, None, "no transmission angle in the results (they come with analysis "
+                                                   "solve or forces)")
         values = np.concatenate([np.asarray(table[h], float) * DEG_PER[unit_of(h)] for h in headers])
         return _bounds(label, values, check.min_transmission_angle, None, "deg")
     if subject == "max_loop_residual":
         headers = [h for h in table.headers() if re.match(r"loop_.+\.residual$", h) or h == "constraint_residual"]
         if not headers:
             if getattr(mech, "n_loops", 0) == 0:
-                return CheckResult(label, True, 0.0, "no loops")
+                return CheckResult(label, True, None, "the mechanism has no closed loop", True)
             return CheckResult(label, False, None, "no loop residual in the results")
         values = np.concatenate([np.asarray(table[h], float) for h in headers])
         return _bounds(label, values, None, check.max_loop_residual)
@@ -279,11 +331,12 @@ def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) ->
     names = list(getattr(mech, "driver_names", ()))
     headers = [h for h in table.headers() for n in names if h in (f"{n}.torque [N m]", f"{n}.force [N]")]
     if not headers:
-        why = "the mechanism has no drivers" if not names else "no driver loads in the results (use analysis simulate)"
-        return CheckResult(label, False, None, why)
+        if not names:
+            return CheckResult(label, True, None, "the mechanism has no drivers", True)
+        return CheckResult(label, False, None, "no driver loads in the results (use analysis simulate)")
     values = np.concatenate([np.abs(np.asarray(table[h], float)) for h in headers])
     return _bounds(label, values, None, check.max_driver_torque, unit_of(headers[0]))
 
 
-__all__ = ["FigureValue", "CheckResult", "default_figures", "evaluate_figures", "evaluate_checks",
+__all__ = ["unit_factor", "match_columns_in_unit", "FigureValue", "CheckResult", "default_figures", "evaluate_figures", "evaluate_checks",
            "reference_paths", "frame_path", "match_columns"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -42,6 +43,10 @@ class UnitPlan:
     params: list = field(default_factory=list)  # ParameterPath
     nominal: list = field(default_factory=list)  # file value of each parameter (or None)
     done: UnitResult | None = None
+    timeout: float | None = None  # seconds per run on a worker (a study: per variant); None: no limit
+    #: checks that do not apply to this mechanism (short form): (position in the job's checks,
+    #: CheckResult marked skipped); they were taken out of ``spec.checks``
+    skipped_checks: list = field(default_factory=list)
 
 
 @dataclass
@@ -141,9 +146,11 @@ def _job_diag(job_file: str, smap, key_path: tuple, message: str, hint: str = ""
 
 
 def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "csv", job_file: str | None = None,
-               smap=None, variants: int | None = None) -> list[UnitPlan]:
+               smap=None, variants: int | None = None, timeout: float | None = None) -> list[UnitPlan]:
     """Units of one job (a JobBase model). A mechanism file with its own ``study:`` block runs
-    that study when the job gives none (``variants`` overrides its count)."""
+    that study when the job gives none (``variants`` overrides its count). ``timeout``: the
+    default time limit for a job without its own ``timeout:``."""
+    limit = getattr(job, "timeout", None) or timeout
     files = _expand(base, job.files)
     uids = _unit_ids(job_name, [f for _, f, _ in files])
     several = len(files) > 1
@@ -153,7 +160,7 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
                        tuple(job.figures) if job.figures else None, tuple(job.checks), job.strict)
         name = (job.study.output if job.study is not None and job.study.output else None) or job.output
         output = os.path.join(out_dir, _output_name(uid, name, Path(path).stem, several, fmt))
-        unit = UnitPlan(spec, path, output, study=job.study)
+        unit = UnitPlan(spec, path, output, study=job.study, timeout=limit)
         units.append(unit)
         if not matched:
             d = _job_diag(job_file or "<command line>", smap, ("jobs", job_name, "files", k),
@@ -187,6 +194,11 @@ def _plan_file_study(unit: UnitPlan, data: dict, smap, variants: int | None) -> 
     if variants is not None and study.method in ("random", "lhs", "normal"):
         study = study.model_copy(update={"variants": int(variants)})
     if study.output:
+        problem = output_name_problem(study.output)
+        if problem:
+            d = _job_diag(unit.file, smap, ("study", "output"), f"'{study.output}' {problem}", OUTPUT_NAME_HINT)
+            unit.done = _failed(unit.spec, unit.file, ERROR, d.format(), [d])
+            return
         unit.output = os.path.join(os.path.dirname(unit.output), study.output)
     unit.study = study
     unit.data, unit.smap = {k: v for k, v in data.items() if k != "study"}, smap
@@ -216,12 +228,65 @@ def _plan_study(unit: UnitPlan, study: Study, diag_file: str, smap, where: tuple
                             + (f" (+{len(diags) - 1} more)" if len(diags) > 1 else ""), diags)
 
 
-def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants: int | None = None) -> BatchPlan:
+OUTPUT_NAME_HINT = ("Outputs stay inside the output folder: give a name relative to it, such as `fourbar.csv` or "
+                    "`studies/fourbar.csv`, and choose the folder with `out_dir:` or --out-dir.")
+
+
+def output_name_problem(name: str) -> str:
+    """Why ``name`` (an ``output:`` of a job file) could leave the output folder, or ''."""
+    parts = re.split(r"[\\/]+", name)
+    if os.path.isabs(name) or name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name):
+        return "is an absolute path"
+    if ".." in parts:
+        return "goes up out of the output folder ('..')"
+    if not name.strip() or all(p in ("", ".") for p in parts):
+        return "names no file"
+    return ""
+
+
+def _check_output_names(model: JobFile, path: str, smap) -> None:
+    diags = []
+    for name, job in model.jobs.items():
+        for where, value in ((("output",), getattr(job, "output", None)),
+                             (("study", "output"), job.study.output if getattr(job, "study", None) else None)):
+            problem = output_name_problem(value) if value else ""
+            if problem:
+                diags.append(_job_diag(path, smap, ("jobs", name) + where, f"'{value}' {problem}", OUTPUT_NAME_HINT))
+    if diags:
+        raise MechanismFileError(diags)
+
+
+def output_folder(output: str, out_dir: str) -> None:
+    """Create the folder of ``output`` (inside ``out_dir``), refusing any path that leaves
+    ``out_dir`` through a symbolic link (a link in the folder, or ``output`` itself). OutputError."""
+    from ..io.writers import OutputError
+
+    root = os.path.realpath(out_dir)
+    real = os.path.realpath(output)
+    if os.path.commonpath([root, real]) != root:
+        link = next((p for p in _ancestors(output, out_dir) if os.path.islink(p)), output)
+        raise OutputError(f"refusing to write '{output}': '{link}' is a symbolic link that leads out of the output "
+                          f"folder '{out_dir}' (to '{os.path.realpath(link)}'); remove the link or choose another "
+                          "--out-dir")
+    os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+
+
+def _ancestors(path: str, top: str) -> list[str]:
+    """``top/a``, ``top/a/b``, ... down to ``path``."""
+    rel = os.path.relpath(path, top)
+    parts = [] if rel == "." else rel.split(os.sep)
+    return [os.path.join(top, *parts[:k]) for k in range(1, len(parts) + 1)]
+
+
+def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants: int | None = None,
+                  timeout: float | None = None) -> BatchPlan:
     """Plan every job of a job file. ``out_dir`` (e.g. from --out-dir) wins over the file's
     ``out_dir`` (relative to the job file), which wins over ``results``. ``variants`` replaces
-    the number of variants of every random, lhs and normal study."""
+    the number of variants of every random, lhs and normal study; ``timeout`` (seconds) is
+    the time limit of jobs without their own ``timeout:``."""
     path = str(path)
     model, smap = load_job_file(path)
+    _check_output_names(model, path, smap)
     if variants is not None:
         model = _with_variants(model, variants)
     base = os.path.dirname(path)
@@ -229,8 +294,10 @@ def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants:
         out_dir = _display(base, model.out_dir) if model.out_dir else DEFAULT_OUT_DIR
     units = []
     for name, job in model.jobs.items():
-        units += plan_units(name, job, base=base, out_dir=out_dir, job_file=path, smap=smap, variants=variants)
+        units += plan_units(name, job, base=base, out_dir=out_dir, job_file=path, smap=smap, variants=variants,
+                            timeout=timeout)
     _check_outputs(units, out_dir, path, smap)
+    _check_columns_exist(units, path, smap)
     return BatchPlan(units, out_dir, path, model.description)
 
 
@@ -250,6 +317,111 @@ def _check_outputs(units: list[UnitPlan], out_dir: str, job_file: str, smap) -> 
         raise MechanismFileError(diags)
 
 
+class _Headers:
+    """Column headers standing in for a table (figures.match_columns needs ``headers()``)."""
+
+    def __init__(self, headers) -> None:
+        self._headers = list(headers)
+
+    def headers(self) -> list[str]:
+        return self._headers
+
+
+def _probe(unit: UnitPlan) -> list[str] | None:
+    """The result columns of ``unit``'s analysis (one case run on this process), or None when
+    that cannot be told before the run (the file is invalid, the options are wrong ...: the run
+    reports those)."""
+    from ..compile import compile_mechanism
+    from ..io.loader import validate_document
+    from .analyses import probe_columns
+    from .worker import document
+
+    try:
+        data, smap = (unit.data, unit.smap) if unit.data is not None else document(unit.source)
+        loaded = validate_document(data, smap, unit.file, unit.source.sha256)
+        mech = compile_mechanism(loaded.model, file=unit.file)
+        return probe_columns(unit.spec.analysis, mech, loaded, unit.spec.options)
+    except Exception:  # noqa: BLE001 - reported when the job runs
+        return None
+
+
+def _absent_column_checks(units: list[UnitPlan]):
+    """(unit, position, check, headers) for every column check whose column the unit's results
+    cannot have (in any unit: ``B.transmission [deg]`` also matches a file in rad)."""
+    from .figures import match_columns_in_unit
+
+    out = []
+    for unit in units:
+        if unit.done is not None or not any(c.column is not None for c in unit.spec.checks):
+            continue
+        headers = _probe(unit)
+        if headers is None:
+            continue
+        for k, check in enumerate(unit.spec.checks):
+            if check.column is not None and not match_columns_in_unit(_Headers(headers), check.column)[0]:
+                out.append((unit, k, check, headers))
+    return out
+
+
+def _check_columns_exist(units: list[UnitPlan], job_file: str, smap) -> None:
+    """A check on a column that the job's results cannot have is a job-file error at its line."""
+    from ..model.base import closest
+
+    by_check: dict[tuple, list] = {}
+    for unit, k, check, headers in _absent_column_checks(units):
+        by_check.setdefault((unit.spec.job, k), []).append((unit, check, headers))
+    diags = []
+    for (job, k), hits in by_check.items():
+        unit, check, headers = hits[0]
+        files = ", ".join(Path(u.file).name for u, _, _ in hits[:3]) + (f" and {len(hits) - 3} more"
+                                                                           if len(hits) > 3 else "")
+        close = closest(check.column, headers)
+        hint = (f"Did you mean '{close}'?" if close else
+                f"Its columns include {', '.join(headers[:8])}{' ...' if len(headers) > 8 else ''}.")
+        diags.append(_job_diag(job_file, smap, ("jobs", job, "checks", k, "column"),
+                               f"no column '{check.column}' in the results of {unit.spec.analysis} on {files}", hint))
+    if diags:
+        raise MechanismFileError(diags)
+
+
+def _skip_absent_columns(units: list[UnitPlan], checks: Sequence[Check], texts: Sequence[str]) -> None:
+    """Short form: take column checks that cannot apply out of each unit (reported skipped);
+    AnalysisInputError when one applies to no file at all."""
+    from ..errors import AnalysisInputError
+    from ..model.base import closest
+    from .figures import CheckResult
+
+    absent = _absent_column_checks(units)
+    probed = {id(u) for u in units if u.done is None and any(c.column is not None for c in u.spec.checks)}
+    for k, check in enumerate(checks):
+        missing = [(u, h) for u, kk, _, h in absent if kk == k]
+        if missing and len(missing) == len(probed):
+            shown = texts[k] if k < len(texts) else check.label()
+            close = closest(check.column, sorted({c for _, h in missing for c in h}))
+            raise AnalysisInputError(f"--check {shown!r}: no file's results have a column '{check.column}'"
+                                     + (f". Did you mean '{close}'?" if close else ""))
+    for unit in units:
+        drop = {k: c for u, k, c, _ in absent if u is unit}
+        if not drop:
+            continue
+        unit.skipped_checks = [(k, CheckResult(c.label(), True, None, f"no column '{c.column}' in the results of "
+                                               f"{unit.spec.analysis} on this mechanism", True))
+                               for k, c in drop.items()]
+        unit.spec = replace(unit.spec, checks=tuple(c for k, c in enumerate(unit.spec.checks) if k not in drop))
+
+
+def with_skipped_checks(res: UnitResult, unit: UnitPlan) -> UnitResult:
+    """``res`` with the unit's skipped checks back in their places."""
+    if unit.skipped_checks:
+        checks = list(res.checks)
+        for k, c in sorted(unit.skipped_checks, key=lambda kc: kc[0]):
+            checks.insert(min(k, len(checks)), c)
+        res.checks = checks
+        notes = "; ".join(f"check {c.name} skipped: {c.message}" for _, c in unit.skipped_checks)
+        res.message = f"{res.message}; {notes}" if res.message else notes
+    return res
+
+
 def _with_variants(model: JobFile, n: int) -> JobFile:
     jobs = {}
     for name, job in model.jobs.items():
@@ -260,8 +432,12 @@ def _with_variants(model: JobFile, n: int) -> JobFile:
 
 
 def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[Check] = (),
-               out_dir: str | None = None, fmt: str = "csv", variants: int | None = None) -> BatchPlan:
-    """The short form: each mechanism file is a job named after it, with the analysis' defaults."""
+               out_dir: str | None = None, fmt: str = "csv", variants: int | None = None,
+               timeout: float | None = None, check_texts: Sequence[str] = ()) -> BatchPlan:
+    """The short form: each mechanism file is a job named after it, with the analysis' defaults.
+    A column check that does not apply to a file (its results have no such column: no four-bar
+    loop for ``B.transmission [deg]``) is skipped for that file, and is a usage error when it
+    applies to none (``check_texts``: the checks as typed, for that message)."""
     from ..errors import AnalysisInputError
     from ..model.jobs import ForcesJob, JacobianJob, SimulateJob, SolveJob
 
@@ -277,9 +453,11 @@ def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[C
         seen[stem] = seen.get(stem, 0) + 1
         name = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
         job = cls.model_construct(files=[str(f)], analysis=analysis, options=cls.model_fields["options"].get_default(
-            call_default_factory=True), figures=[], checks=list(checks), output=None, study=None, description="")
-        units += plan_units(name, job, base="", out_dir=out_dir, fmt=fmt, variants=variants)
+            call_default_factory=True), figures=[], checks=list(checks), output=None, study=None, description="",
+            timeout=None)
+        units += plan_units(name, job, base="", out_dir=out_dir, fmt=fmt, variants=variants, timeout=timeout)
+    _skip_absent_columns(units, checks, check_texts)
     return BatchPlan(units, out_dir)
 
 
-__all__ = ["BatchPlan", "UnitPlan", "load_job_file", "is_job_file", "plan_job_file", "plan_files", "DEFAULT_OUT_DIR"]
+__all__ = ["with_skipped_checks", "output_folder", "output_name_problem", "BatchPlan", "UnitPlan", "load_job_file", "is_job_file", "plan_job_file", "plan_files", "DEFAULT_OUT_DIR"]

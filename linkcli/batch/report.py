@@ -5,19 +5,23 @@ summary.json (``"format": "linkcli.batch-summary/1"``)::
 
     {"format", "linkcli_version", "job_file", "out_dir", "started", "wall_time_s",
      "executor": {"kind": "processes", "workers": 2},
-     "counts": {"passed", "failed", "invalid", "error", "total"},
+     "counts": {"passed", "failed", "invalid", "error", "interrupted", "total"},
      "ok": true,
+     "interrupted": null | "SIGINT" | "SIGTERM",   # the signal that stopped the run
+     "resumed_jobs": 0,                             # jobs taken over from an interrupted run (--resume)
      "jobs": [{"id", "job", "file", "analysis", "status", "time_s", "message", "output",
                "cases", "failed_cases", "figures": {name: {"value", "unit"}},
-               "checks": [{"name", "passed", "value", "message"}],
+               "checks": [{"name", "status": "passed|failed|skipped", "passed", "value", "message"}],
                "diagnostics": [...], "warnings": [...], "study": {...} (studies only)}]}
 
 ``time_s`` is the time spent computing the job on its worker (a study: summed over its
 variants, so it can exceed the wall time); ``wall_time_s`` is the whole run's.
 
 JUnit: one ``<testsuite>`` per job (its units are the test cases, ``classname`` the job name);
-``failed`` units are ``<failure>``s, ``invalid`` and ``error`` units ``<error>``s, so CI
-systems show each job's checks as a test result.
+``failed`` units are ``<failure>``s, ``invalid``, ``error`` and ``interrupted`` units
+``<error>``s (type ``interrupted`` for the last), so CI systems show each job's checks as a test
+result. Characters that XML 1.0 forbids (control characters from names or messages) are
+written as visible escapes (``\x1b``), so a CI server never rejects the report.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from .. import __version__
-from .worker import ERROR, FAILED, INVALID, PASSED, UnitResult
+from .worker import ERROR, FAILED, INTERRUPTED, INVALID, PASSED, UnitResult
 
 SUMMARY_FORMAT = "linkcli.batch-summary/1"
 STUDY_EXTENSIONS = (".csv", ".json", ".parquet")
@@ -79,6 +84,8 @@ def summary_dict(report) -> dict:
         "executor": report.executor,
         "counts": report.counts,
         "ok": report.ok,
+        "interrupted": report.interrupted,
+        "resumed_jobs": report.reused,
         "jobs": [unit_dict(r) for r in report.results],
     }
 
@@ -92,7 +99,7 @@ def write_summary(report, path: str) -> None:
 # -- JUnit ----------------------------------------------------------------------------------------------
 def _failure_text(r: UnitResult) -> str:
     lines = [r.message] if r.message else []
-    lines += [f"check {c.name}: {'passed' if c.passed else 'FAILED'}" + (f" ({c.message})" if c.message else "")
+    lines += [f"check {c.name}: {'FAILED' if c.status == 'failed' else c.status}" + (f" ({c.message})" if c.message else "")
               for c in r.checks]
     lines += [_diag_line(d) for d in r.diagnostics]
     if r.details:
@@ -105,29 +112,42 @@ def _diag_line(d: dict) -> str:
     return text.rstrip(".") + ". " + d["hint"] if d.get("hint") else text
 
 
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: Any) -> str:
+    """``text`` with every character XML 1.0 forbids replaced by a visible escape (``\x1b``,
+    ``\ufffe``); the rest (tab, newlines, all other Unicode) is kept."""
+    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                            else f"\\u{ord(m.group()):04x}", str(text))
+
+
 def junit_xml(report, suite_name: str = "linkcli batch") -> str:
-    root = ET.Element("testsuites", name=suite_name)
+    root = ET.Element("testsuites", name=xml_text(suite_name))
     by_job: dict[str, list[UnitResult]] = {}
     for r in report.results:
         by_job.setdefault(r.job, []).append(r)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for job, units in by_job.items():
         failures = sum(u.status == FAILED for u in units)
-        errors = sum(u.status in (INVALID, ERROR) for u in units)
-        suite = ET.SubElement(root, "testsuite", name=job, tests=str(len(units)), failures=str(failures),
+        errors = sum(u.status in (INVALID, ERROR, INTERRUPTED) for u in units)
+        suite = ET.SubElement(root, "testsuite", name=xml_text(job), tests=str(len(units)), failures=str(failures),
                               errors=str(errors), skipped="0", time=f"{sum(u.time_s for u in units):.3f}")
         for u in units:
-            case = ET.SubElement(suite, "testcase", classname=job, name=u.uid, file=u.file, time=f"{u.time_s:.3f}")
+            case = ET.SubElement(suite, "testcase", classname=xml_text(job), name=xml_text(u.uid),
+                                 file=xml_text(u.file), time=f"{u.time_s:.3f}")
             if u.status == FAILED:
-                el = ET.SubElement(case, "failure", message=u.message or "failed", type="failed")
-                el.text = _failure_text(u)
-            elif u.status in (INVALID, ERROR):
-                el = ET.SubElement(case, "error", message=u.message or u.status,
-                                   type="invalid_file" if u.status == INVALID else "error")
-                el.text = _failure_text(u)
-            out = [f.text() for f in u.figures] + [f"check {c.name}: passed" for c in u.checks if c.passed]
+                el = ET.SubElement(case, "failure", message=xml_text(u.message or "failed"), type="failed")
+                el.text = xml_text(_failure_text(u))
+            elif u.status in (INVALID, ERROR, INTERRUPTED):
+                kind = {INVALID: "invalid_file", ERROR: "error", INTERRUPTED: "interrupted"}[u.status]
+                el = ET.SubElement(case, "error", message=xml_text(u.message or u.status), type=kind)
+                el.text = xml_text(_failure_text(u))
+            out = [f.text() for f in u.figures] + [f"check {c.name}: {c.status}" + (f" ({c.message})" if c.skipped
+                                                                                  and c.message else "")
+                                                   for c in u.checks if c.passed]
             if out:
-                ET.SubElement(case, "system-out").text = "\n".join(out)
+                ET.SubElement(case, "system-out").text = xml_text("\n".join(out))
         totals["tests"] += len(units)
         totals["failures"] += failures
         totals["errors"] += errors
@@ -181,7 +201,7 @@ def write_study_table(table, path: str) -> str:
 
 
 # -- terminal -------------------------------------------------------------------------------------------
-STYLE = {PASSED: "green", FAILED: "red", INVALID: "magenta", ERROR: "red bold"}
+STYLE = {PASSED: "green", FAILED: "red", INVALID: "magenta", ERROR: "red bold", INTERRUPTED: "yellow"}
 
 
 def figures_text(r: UnitResult, limit: int = 4) -> str:
@@ -210,7 +230,8 @@ def render_summary(report, console) -> None:
     console.print(table)
     c = report.counts
     console.print(f"{c['total']} jobs: {c[PASSED]} passed, {c[FAILED]} failed, {c[INVALID]} invalid, "
-                  f"{c[ERROR]} errors in {report.wall_time_s:.1f} s ({report.executor.get('kind')}, "
+                  f"{c[ERROR]} errors" + (f", {c[INTERRUPTED]} interrupted" if c[INTERRUPTED] else "")
+                  + (f" ({report.reused} from the interrupted run)" if report.reused else "") + f" in {report.wall_time_s:.1f} s ({report.executor.get('kind')}, "
                   f"{report.executor.get('workers')} worker{'s' * (report.executor.get('workers') != 1)})", highlight=False)
 
 
@@ -250,5 +271,5 @@ def stderr_is_terminal() -> bool:
         return False
 
 
-__all__ = ["summary_dict", "write_summary", "junit_xml", "write_junit", "write_study_table", "render_summary",
+__all__ = ["xml_text", "summary_dict", "write_summary", "junit_xml", "write_junit", "write_study_table", "render_summary",
            "ProgressBar", "SUMMARY_FORMAT", "unit_dict", "figures_text"]

@@ -15,14 +15,16 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 from ..errors import MechanismFileError
-from .figures import FigureValue, default_figures, reference_paths
-from .plan import BatchPlan, UnitPlan
+from .executors import TaskLost, TaskTimedOut, WorkerDied
+from .figures import CheckResult, FigureValue, default_figures, reference_paths
+from .journal import Journal, unit_key
+from .plan import BatchPlan, UnitPlan, output_folder, with_skipped_checks
 from .sampling import sample
-from .worker import (ERROR, FAILED, INVALID, PASSED, STATUSES, ChunkTask, Evaluation, UnitResult, UnitTask,
-                     VariantRow, evaluate, run_task)
+from .worker import (ERROR, FAILED, INTERRUPTED, INVALID, PASSED, STATUSES, ChunkTask, Evaluation, UnitResult,
+                     UnitTask, VariantRow, evaluate, run_task)
 
 #: variants per task when the study does not say: about 8 tasks per worker, within these bounds
 CHUNK_MIN, CHUNK_MAX, TASKS_PER_WORKER = 1, 64, 8
@@ -43,6 +45,8 @@ class BatchReport:
     wall_time_s: float = 0.0
     started: str = ""
     description: str = ""
+    interrupted: str | None = None  # the signal that stopped the run (SIGINT, SIGTERM), None when complete
+    reused: int = 0  # jobs taken from an interrupted run's journal (--resume)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -51,7 +55,32 @@ class BatchReport:
 
     @property
     def ok(self) -> bool:
-        return all(r.status == PASSED for r in self.results)
+        return self.interrupted is None and all(r.status == PASSED for r in self.results)
+
+
+# -- journal records (see journal.py) ---------------------------------------------------------------------
+def result_record(r: UnitResult) -> dict:
+    """Everything of a UnitResult but its table (already written to ``output``)."""
+    return {"uid": r.uid, "job": r.job, "file": r.file, "analysis": r.analysis, "status": r.status,
+            "time_s": r.time_s, "message": r.message,
+            "figures": [[f.name, f.entity, f.quantity, f.unit, f.value, f.note] for f in r.figures],
+            "checks": [[c.name, c.passed, c.value, c.message, c.skipped] for c in r.checks],
+            "n_failed": r.n_failed, "n_cases": r.n_cases, "warnings": r.warnings, "diagnostics": r.diagnostics,
+            "details": r.details, "output": r.output, "study": r.study}
+
+
+def result_from_record(d: dict) -> UnitResult:
+    return UnitResult(d["uid"], d["job"], d["file"], d["analysis"], d["status"], d["time_s"], d["message"],
+                      [FigureValue(*f) for f in d["figures"]], [CheckResult(*c) for c in d["checks"]], d["n_failed"],
+                      d["n_cases"], d["warnings"], d["diagnostics"], d["details"], None, d["output"], d["study"])
+
+
+def row_record(r: VariantRow) -> list:
+    return [r.index, r.status, r.message, list(r.figures), list(r.checks), r.time_s]
+
+
+def row_from_record(d: list) -> VariantRow:
+    return VariantRow(int(d[0]), d[1], d[2], tuple(d[3]), tuple(d[4]), d[5])
 
 
 def auto_chunk_size(n_variants: int, workers: int) -> int:
@@ -66,9 +95,11 @@ class _Study:
     values: list
     rows: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # task-level errors
+    out_dir: str = "."
+    lost: bool = False  # some variants were lost to a dead worker or a timeout
 
 
-def _prepare_study(unit: UnitPlan) -> _Study | UnitResult:
+def _prepare_study(unit: UnitPlan, out_dir: str) -> _Study | UnitResult:
     """Evaluate the nominal document and draw the variants; a UnitResult when it cannot run."""
     from ..compile import compile_mechanism
     from ..io.loader import validate_document
@@ -90,101 +121,200 @@ def _prepare_study(unit: UnitPlan) -> _Study | UnitResult:
         return UnitResult.from_evaluation(spec, unit.file, replace(nominal, message="nominal mechanism: " + nominal.message),
                                           time.perf_counter() - t0)
     values = sample(unit.study, unit.nominal)
-    return _Study(unit, spec, nominal, values)
+    return _Study(unit, spec, nominal, values, out_dir=out_dir)
 
 
-def _chunks(study: _Study, size: int) -> list[ChunkTask]:
+def _chunks(study: _Study, size: int, indices: Sequence[int]) -> list[ChunkTask]:
+    """Tasks over the variants ``indices`` (sorted): runs of consecutive indices cut into
+    pieces of at most ``size``."""
     ref = reference_paths(study.spec.figures or (), study.nominal.table)
     paths = tuple(p.keys for p in study.unit.params)
-    return [ChunkTask(study.spec, study.unit.source, paths, start, tuple(study.values[start:start + size]), ref)
-            for start in range(0, len(study.values), size)]
+    tasks, run = [], []
+    for i in list(indices) + [None]:
+        if run and (i is None or i != run[-1] + 1 or len(run) == size):
+            tasks.append(ChunkTask(study.spec, study.unit.source, paths, run[0],
+                                   tuple(study.values[run[0]:run[-1] + 1]), ref))
+            run = []
+        if i is not None:
+            run.append(i)
+    return tasks
+
+
+@dataclass
+class _Work:
+    """A task with its owner (a unit, or a study's uid), time limit and attempts so far."""
+
+    task: Any
+    unit: UnitPlan
+    timeout: float | None = None
+    attempts: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.task.values) if isinstance(self.task, ChunkTask) else 1
+
+
+#: a task whose worker process dies is tried this often in all (a chunk of variants that kills
+#: its worker is split into single variants first, so a crash is pinned on its own variant)
+MAX_ATTEMPTS = 2
+
+
+def _after_loss(work: _Work, exc: TaskLost) -> list[_Work] | None:
+    """What to run again after ``work`` was lost to a dead worker or its time limit: single
+    variants of a chunk, the task itself (a dead worker, once), or nothing (None: report it)."""
+    task = work.task
+    if isinstance(task, ChunkTask) and len(task.values) > 1:
+        limit = work.unit.timeout
+        return [_Work(replace(task, start=task.start + k, values=(v,)), work.unit, limit, 1)
+                for k, v in enumerate(task.values)]
+    if isinstance(exc, WorkerDied) and work.attempts + 1 < MAX_ATTEMPTS:
+        return [replace(work, attempts=work.attempts + 1)]
+    return None
+
+
+def _lost_message(work: _Work, exc: TaskLost) -> str:
+    if isinstance(exc, TaskTimedOut):
+        return (f"{exc} (the job's time limit{' per variant' if isinstance(work.task, ChunkTask) else ''}: "
+                "raise `timeout:` or --timeout)")
+    return f"{exc}; tried {work.attempts + 1} times (the other jobs and variants are not affected)"
+
+
+def interrupt_name(exc: BaseException) -> str:
+    """``SIGTERM``, ``SIGINT``... of an interrupt (see :func:`linkcli.batch.interrupts`)."""
+    return getattr(exc, "signal_name", "SIGINT")
 
 
 def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chunk_size: int | None = None,
-             on_result=None) -> BatchReport:
+             on_result=None, resume: bool = False) -> BatchReport:
     """Run every unit of ``plan``; outputs go to ``plan.out_dir`` (created if needed).
-    ``on_result(UnitResult)`` is called as each unit finishes."""
+    ``on_result(UnitResult)`` is called as each unit finishes. A KeyboardInterrupt (Ctrl-C, or
+    SIGTERM through :func:`linkcli.batch.interrupts`) stops the run: finished jobs and variants
+    are kept and written, the others are marked ``interrupted``, and the report says so.
+    ``resume``: reuse what the journal of an interrupted run in ``plan.out_dir`` holds."""
     from ..io.writers import OutputError
 
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     try:
         os.makedirs(plan.out_dir, exist_ok=True)
+        journal = Journal(plan.out_dir, resume)
     except OSError as exc:
         raise OutputError(f"cannot create the output folder '{plan.out_dir}': {exc.strerror or exc}") from None
     results: dict[str, UnitResult] = {}
     studies: dict[str, _Study] = {}
-    tasks: list = []
-    owners: list = []  # per task: ("unit", UnitPlan) or ("study", uid)
+    remaining: dict[str, int] = {}
+    keys: dict[str, str] = {}
+    work: list[_Work] = []
+    reused = 0
+    interrupted: str | None = None
 
-    def finish(res: UnitResult) -> None:
+    def finish(res: UnitResult, unit: UnitPlan | None = None) -> None:
+        if unit is not None:
+            with_skipped_checks(res, unit)
+        if unit is not None and res.status != INTERRUPTED and not res.lost:
+            journal.add_unit(keys[unit.spec.uid], result_record(res))
         results[res.uid] = res
         if on_result is not None:
             on_result(res)
 
-    for unit in plan.units:
-        if unit.done is not None:
-            finish(unit.done)
-        elif unit.study is None:
-            tasks.append(UnitTask(unit.spec, unit.source))
-            owners.append(("unit", unit))
-    for unit in plan.units:
-        if unit.done is None and unit.study is not None:
-            prepared = _prepare_study(unit)
+    try:
+        for unit in plan.units:
+            if unit.done is not None:
+                finish(unit.done)
+                continue
+            keys[unit.spec.uid] = key = unit_key(unit)
+            old = journal.units.get(key)
+            if old is not None and (old.get("output") is None or os.path.isfile(old["output"])):
+                reused += 1
+                finish(result_from_record(old))
+            elif unit.study is None:
+                work.append(_Work(UnitTask(unit.spec, unit.source), unit, unit.timeout))
+        for unit in plan.units:
+            if unit.done is not None or unit.study is None or unit.spec.uid in results:
+                continue
+            prepared = _prepare_study(unit, plan.out_dir)
             if isinstance(prepared, UnitResult):
                 finish(prepared)
                 continue
-            studies[unit.spec.uid] = prepared
-            size = chunk_size or unit.study.chunk_size or auto_chunk_size(len(prepared.values), executor.workers)
-            for task in _chunks(prepared, size):
-                tasks.append(task)
-                owners.append(("study", unit.spec.uid))
-    remaining = {uid: sum(1 for kind, o in owners if kind == "study" and o == uid) for uid in studies}
+            uid = unit.spec.uid
+            studies[uid] = prepared
+            done = journal.rows.get(keys[uid], {})
+            prepared.rows = [row_from_record(r) for i, r in sorted(done.items()) if i < len(prepared.values)]
+            missing = [i for i in range(len(prepared.values)) if i not in done]
+            remaining[uid] = len(missing)
+            size = chunk_size or unit.study.chunk_size or auto_chunk_size(len(missing), executor.workers)
+            for task in _chunks(prepared, size, missing):
+                work.append(_Work(task, unit, unit.timeout * len(task.values) if unit.timeout else None))
+        for uid, st in studies.items():  # studies with nothing (left) to run
+            if remaining[uid] == 0:
+                finish(_finish_study(st), st.unit)
 
-    if progress is not None:
-        progress.start(sum(1 if isinstance(t, UnitTask) else len(t.values) for t in tasks))
-    try:
-        for i, res, exc in executor.run(run_task, tasks):
-            kind, owner = owners[i]
-            task = tasks[i]
-            if kind == "unit":
-                if exc is not None:
-                    res = UnitResult(owner.spec.uid, owner.spec.job, owner.file, owner.spec.analysis, ERROR, 0.0,
-                                     f"the worker failed: {type(exc).__name__}: {exc}")
-                _write_unit_output(res, owner.output)
-                finish(res)
-                if progress is not None:
-                    progress.advance(1)
-            else:
-                st = studies[owner]
-                if exc is not None:
+        if progress is not None:
+            progress.start(sum(w.n for w in work))
+        while work:
+            retry: list[_Work] = []
+            timeouts = [w.timeout for w in work]
+            for i, res, exc in executor.run(run_task, [w.task for w in work],
+                                            timeouts=timeouts if any(timeouts) else None):
+                w = work[i]
+                if isinstance(exc, TaskLost):
+                    again = _after_loss(w, exc)
+                    if again:
+                        retry += again
+                        continue
+                    msg = _lost_message(w, exc)
+                elif exc is not None:
                     msg = f"the worker failed: {type(exc).__name__}: {exc}"
-                    res = [VariantRow(task.start + k, ERROR, msg, (), (), 0.0) for k in range(len(task.values))]
-                    st.failures.append(msg)
-                st.rows.extend(res)
-                remaining[owner] -= 1
+                if isinstance(w.task, UnitTask):
+                    if exc is not None:
+                        res = UnitResult(w.unit.spec.uid, w.unit.spec.job, w.unit.file, w.unit.spec.analysis, ERROR,
+                                         0.0, msg, lost=isinstance(exc, TaskLost))
+                    _write_unit_output(res, w.unit.output, plan.out_dir)
+                    finish(res, w.unit)
+                else:
+                    uid = w.unit.spec.uid
+                    st = studies[uid]
+                    if exc is not None:
+                        res = [VariantRow(w.task.start + k, ERROR, msg, (), (), 0.0) for k in range(w.n)]
+                        st.failures.append(msg)
+                        st.lost = st.lost or isinstance(exc, TaskLost)
+                    else:
+                        journal.add_rows(keys[uid], [row_record(r) for r in res])
+                    st.rows.extend(res)
+                    remaining[uid] -= len(res)
+                    if remaining[uid] == 0:
+                        finish(_finish_study(st), st.unit)
                 if progress is not None:
-                    progress.advance(len(task.values))
-                if remaining[owner] == 0:
-                    finish(_finish_study(st))
+                    progress.advance(w.n)
+            work = retry
+    except KeyboardInterrupt as exc:
+        interrupted = interrupt_name(exc)
     finally:
         if progress is not None:
             progress.stop()
-    for uid, st in studies.items():  # studies without variants
-        if uid not in results:
-            finish(_finish_study(st))
+    if interrupted is not None:
+        for unit in plan.units:
+            uid = unit.spec.uid
+            if uid in results:
+                continue
+            if uid in studies:
+                finish(_finish_study(studies[uid], interrupted))
+            else:
+                finish(UnitResult(uid, unit.spec.job, unit.file, unit.spec.analysis, INTERRUPTED, 0.0,
+                                  f"interrupted ({interrupted}) before it finished; --resume runs it"))
+    journal.close(remove=interrupted is None)
     ordered = [results[u.spec.uid] for u in plan.units if u.spec.uid in results]
     return BatchReport(ordered, plan.out_dir, plan.job_file, executor.describe(), time.perf_counter() - t0, started,
-                       plan.description)
+                       plan.description, interrupted, reused)
 
 
-def _write_unit_output(res: UnitResult, output: str) -> None:
+def _write_unit_output(res: UnitResult, output: str, out_dir: str) -> None:
     from ..io.writers import OutputError, write_table
 
     if res.table is None:
         return
     try:
-        os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+        output_folder(output, out_dir)
         write_table(res.table, output)
         res.output = output
     except (OutputError, OSError) as exc:
@@ -250,7 +380,9 @@ def _study_metadata(st: _Study, rows: list[VariantRow]) -> dict:
     }
 
 
-def _finish_study(st: _Study) -> UnitResult:
+def _finish_study(st: _Study, interrupted: str | None = None) -> UnitResult:
+    """The study's result and table. ``interrupted``: the run stopped (that signal); the table
+    holds the variants finished so far and the study is marked ``interrupted``."""
     rows = sorted(st.rows, key=lambda r: r.index)
     spec, unit = st.spec, st.unit
     n = len(rows)
@@ -265,6 +397,10 @@ def _finish_study(st: _Study) -> UnitResult:
         message = f"{n_pass} of {n} variants passed ({100 * fraction:.1f}%, need {100 * need:g}%)"
         if first_bad is not None:
             message += f"; first: variant {first_bad.index} {first_bad.status}: {first_bad.message}"
+    if interrupted is not None:
+        status = INTERRUPTED
+        message = (f"interrupted ({interrupted}) after {n} of {len(st.values)} variants (the table holds those); "
+                   "--resume continues" + (f"; {message}" if message else ""))
     figures = [FigureValue("variants", "", "variants", "", n), FigureValue("passed", "", "passed", "%", 100 * fraction)]
     stats = {}
     for k, fig in enumerate(st.nominal.figures):
@@ -281,18 +417,19 @@ def _finish_study(st: _Study) -> UnitResult:
                                else {"unit": fig.unit, "n": 0})
     res = UnitResult(spec.uid, spec.job, unit.file, spec.analysis, status, sum(r.time_s for r in rows), message,
                      figures, [], n - n_pass, n, list(st.nominal.warnings))
-    res.study = {"variants": n, "counts": {s: counts.get(s, 0) for s in STATUSES}, "pass_fraction": fraction,
+    res.study = {"variants": n, "counts": {s: counts.get(s, 0) for s in STATUSES if s != INTERRUPTED}, "pass_fraction": fraction,
                  "required_pass_fraction": need, "method": unit.study.method, "seed": unit.study.seed,
                  "figure_stats": stats, "nominal": {f.name: f.value for f in st.nominal.figures},
                  "check_pass_counts": {c.label(): sum(1 for r in rows if k < len(r.checks) and r.checks[k])
                                        for k, c in enumerate(spec.checks)}}
+    res.lost = st.lost
     if st.failures:
         res.details = "\n".join(dict.fromkeys(st.failures))
     table = study_table(st)
     try:
         from .report import write_study_table
 
-        os.makedirs(os.path.dirname(unit.output) or ".", exist_ok=True)
+        output_folder(unit.output, st.out_dir)
         write_study_table(table, unit.output)
         res.output = unit.output
     except Exception as exc:  # noqa: BLE001 - OutputError, or pyarrow missing

@@ -24,7 +24,9 @@ from .analyses import AnalysisUnavailable, run_analysis
 from .figures import CheckResult, FigureValue, default_figures, evaluate_checks, evaluate_figures
 
 PASSED, FAILED, INVALID, ERROR = "passed", "failed", "invalid", "error"
-STATUSES = (PASSED, FAILED, INVALID, ERROR)
+#: a job or study the run stopped before it finished (Ctrl-C, SIGTERM); ``--resume`` runs it
+INTERRUPTED = "interrupted"
+STATUSES = (PASSED, FAILED, INVALID, ERROR, INTERRUPTED)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class UnitResult:
     table: Any = None
     output: str | None = None
     study: dict | None = None
+    lost: bool = False  # its worker died or it timed out: not journalled, so --resume runs it again
 
     @classmethod
     def from_evaluation(cls, spec: JobSpec, file: str, ev: Evaluation, time_s: float) -> "UnitResult":
@@ -182,7 +185,8 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
         return _invalid(MechanismFileError(strict_errors(loaded.warnings)), "strict: ")
     try:
         mech = compile_mechanism(loaded.model, file=path)
-        outcome = run_analysis(spec.analysis, mech, loaded, spec.options)
+        in_study = nominal or reference is not None  # a study's nominal or one of its variants
+        outcome = run_analysis(spec.analysis, mech, loaded, spec.options, many=in_study)
     except (AnalysisInputError, AnalysisUnavailable) as exc:
         return Evaluation(ERROR, _job_terms(str(exc)), warnings=warnings)
     except MechanismFileError as exc:
@@ -204,6 +208,7 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     if outcome.n_failed:
         parts.append(outcome.failure or f"{outcome.n_failed} of {outcome.n_cases} cases failed")
     parts += [f"check {c.name}: {c.message}" for c in failed_checks]
+    parts += [f"check {c.name} skipped: {c.message}" for c in checks if c.skipped]
     return Evaluation(status, "; ".join(parts), figures, checks, outcome.table if keep_table else None,
                       outcome.n_failed, outcome.n_cases, warnings + list(outcome.messages))
 
@@ -252,6 +257,7 @@ def _row(index: int, ev: Evaluation, spec: JobSpec, time_s: float) -> VariantRow
 
 __all__ = ["Source", "JobSpec", "UnitTask", "ChunkTask", "Evaluation", "UnitResult", "VariantRow", "evaluate",
            "run_unit", "run_chunk", "run_task", "document", "STATUSES", "PASSED", "FAILED", "INVALID", "ERROR",
+           "INTERRUPTED",
            "FigureValue", "CheckResult"]
 
 

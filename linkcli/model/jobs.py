@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from .base import Strict, choices_hint, located_error
+from .base import Pos, Strict, choices_hint, located_error
 from .mechanism import Bool, ForcesDefaults, FrameRef, Name, NonNeg, Num, SimulateDefaults, SolveDefaults, Vec
 from .study import Study, Text
 
@@ -161,6 +161,9 @@ class JobBase(Strict):
     #: warnings of the mechanism files (implausible gravity, a spring too stiff for dt ...) are
     #: errors: the job reports the file invalid (like ``linkcli validate --strict``)
     strict: Bool = False
+    #: time limit in seconds of the job on one file (a study: of each variant); past it the
+    #: job (variant) fails with status error and the others go on. Default: --timeout, else none
+    timeout: Optional[Pos] = None
 
     @field_validator("files", mode="before")
     @classmethod

@@ -47,6 +47,13 @@ FormatOption = Annotated[str, typer.Option(
 VariantsOption = Annotated[Optional[int], typer.Option(
     "--variants", min=1, metavar="N", show_default=False,
     help="Run N variants in every random, lhs or normal study instead of the job file's number.")]
+ResumeOption = Annotated[bool, typer.Option(
+    "--resume", help="Continue the interrupted run in the output folder: jobs and study variants it finished are "
+                     "kept (same results as one uninterrupted run), the rest run now.")]
+TimeoutOption = Annotated[Optional[float], typer.Option(
+    "--timeout", metavar="SECONDS", show_default=False,
+    help="Time limit of each job on one file (a study: of each variant) without its own `timeout:`; past it "
+         "that job fails with status error and the others go on.")]
 ChunkOption = Annotated[Optional[int], typer.Option(
     "--chunk-size", min=1, metavar="N", show_default=False,
     help="Study variants per task (default: the study's chunk_size, else about 8 tasks per worker, at most 64).")]
@@ -78,12 +85,14 @@ def parse_check(text: str):
         raise AnalysisInputError(usage) from None
 
 
-def _plan(files: list[Path], analysis, out_dir, checks, fmt, variants):
+def _plan(files: list[Path], analysis, out_dir, checks, fmt, variants, timeout):
     from linkcli.batch.plan import is_job_file, plan_files, plan_job_file
     from linkcli.errors import AnalysisInputError
     from linkcli.io.yaml_source import read_yaml_file
 
     names = [str(f) for f in files]
+    if timeout is not None and not (timeout > 0 and timeout < float("inf")):
+        raise AnalysisInputError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     job_files = [n for n in names if is_job_file(n)]
     if job_files or (analysis is None and len(names) == 1 and not _parses(read_yaml_file, names[0])):
         if len(names) > 1:
@@ -92,10 +101,11 @@ def _plan(files: list[Path], analysis, out_dir, checks, fmt, variants):
         if short:
             raise AnalysisInputError(f"{short[0]} is for mechanism files; a job file names its analyses, checks "
                                      "and outputs")
-        return plan_job_file(names[0], out_dir, variants)
+        return plan_job_file(names[0], out_dir, variants, timeout)
     if fmt not in ("csv", "json"):
         raise AnalysisInputError(f"--format must be csv or json, not {fmt!r}")
-    return plan_files(names, analysis or "solve", [parse_check(c) for c in checks or []], out_dir, fmt, variants)
+    return plan_files(names, analysis or "solve", [parse_check(c) for c in checks or []], out_dir, fmt, variants,
+                      timeout, checks or [])
 
 
 def _parses(read, name: str) -> bool:
@@ -111,36 +121,55 @@ def _parses(read, name: str) -> bool:
 def batch(files: FilesArgument, analysis: AnalysisOption = None, out_dir: OutDirOption = None,
           jobs: JobsOption = None, scheduler: SchedulerOption = None, junit: JunitOption = None,
           check: CheckOption = None, fmt: FormatOption = "csv", variants: VariantsOption = None,
-          chunk_size: ChunkOption = None, quiet: QuietOption = False) -> None:
+          chunk_size: ChunkOption = None, resume: ResumeOption = False, timeout: TimeoutOption = None,
+          quiet: QuietOption = False) -> None:
     """Run many jobs (a job file, or FILES with --analysis) in parallel; each writes its own results,
     one failing job never stops the others. Writes summary.json (and --junit FILE) and prints a
-    summary table on stderr. Exit 0 all passed, 1 some failed, 3 invalid job file.
+    summary table on stderr. Ctrl-C or SIGTERM stops the run cleanly: finished jobs are written, the
+    rest marked interrupted; --resume continues it. Exit 0 all passed, 1 some failed, 3 invalid job
+    file, 130/143 interrupted (SIGINT/SIGTERM).
     Example: linkcli batch mechanisms/jobs/ci_jobs.yaml --junit report.xml"""
     from linkcli.batch import run_batch
+    from linkcli.batch.interrupts import Interrupted, OutDirLock, interrupts
+    from linkcli.batch.journal import JOURNAL_NAME
+    from linkcli.batch.plan import output_folder
     from linkcli.batch.report import ProgressBar, render_summary, stderr_is_terminal, write_junit, write_summary
 
-    plan = _plan(files, analysis, None if out_dir is None else str(out_dir), check, fmt, variants)
     console = stderr_console()
     if not console.is_terminal and not os.environ.get("COLUMNS"):
         console.width = LOG_WIDTH  # CI logs: one line per job where possible
-    bar = ProgressBar(console, enabled=not quiet and stderr_is_terminal(), description="variants" if any(
-        u.study is not None for u in plan.units) else "jobs")
 
     def report_one(res) -> None:
         if not quiet:
             console.print(f"{res.status} {res.uid} ({res.time_s:.2f} s)" + (f": {res.message}" if res.message else ""),
                           markup=False, highlight=False, soft_wrap=True)
 
-    report = run_batch(plan, jobs=jobs, scheduler=scheduler, progress=bar, chunk_size=chunk_size,
-                       on_result=report_one)
-    summary = os.path.join(plan.out_dir, "summary.json")
-    write_summary(report, summary)
-    if junit is not None:
-        os.makedirs(os.path.dirname(os.path.abspath(junit)), exist_ok=True)
-        write_junit(report, str(junit))
+    with interrupts() as signals:
+        try:
+            plan = _plan(files, analysis, None if out_dir is None else str(out_dir), check, fmt, variants, timeout)
+            bar = ProgressBar(console, enabled=not quiet and stderr_is_terminal(), description="variants" if any(
+                u.study is not None for u in plan.units) else "jobs")
+            with OutDirLock(plan.out_dir):
+                if resume and not quiet and not os.path.exists(os.path.join(plan.out_dir, JOURNAL_NAME)):
+                    echo_err(f"nothing to resume in {plan.out_dir} (no interrupted run): running every job")
+                report = run_batch(plan, jobs=jobs, scheduler=scheduler, progress=bar, chunk_size=chunk_size,
+                                   on_result=report_one, resume=resume)
+                summary = os.path.join(plan.out_dir, "summary.json")
+                output_folder(summary, plan.out_dir)
+                write_summary(report, summary)
+                if junit is not None:
+                    os.makedirs(os.path.dirname(os.path.abspath(junit)), exist_ok=True)
+                    write_junit(report, str(junit))
+        except Interrupted as exc:  # before or after the run itself (planning, writing the summary)
+            echo_err(f"interrupted ({exc.signal_name})")
+            raise typer.Exit(128 + exc.signum) from None
     if not quiet:
         render_summary(report, console)
         echo_err(f"wrote {summary}" + (f" and {junit}" if junit is not None else ""))
+        if report.interrupted:
+            echo_err(f"interrupted ({report.interrupted}): run the same command with --resume to continue")
+    if report.interrupted:
+        raise typer.Exit(128 + int(signals["signum"] or 2))
     if not report.ok:
         raise typer.Exit(int(ExitCode.ANALYSIS_FAILED))
 

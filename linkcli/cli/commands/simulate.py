@@ -14,7 +14,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..common import echo_err, emit_table, finish, interrupt_requests, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 DtOption = Annotated[Optional[float], typer.Option("--dt", help="Time step [s].", show_default=False)]
@@ -51,8 +51,8 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every), ("tol", tol)) if v is not None}
-    if any(not v > 0 for v in overrides.values()):
-        raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive")
+    if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
+        raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive finite numbers")
     if tol is not None and not tol <= 1e-3:
         raise AnalysisInputError(f"--tol {tol:g}: a relative tolerance above 1e-3 would accept inaccurate steps; "
                                  "use 1e-12 .. 1e-6 (default 1e-10)")
@@ -61,8 +61,9 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
     if not quiet:
         _announce_first_compile()
-    with _progress(req.t_end, quiet) as progress:
-        outcome = run_simulate(mech, req, loaded, progress)
+    interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
+    with _progress(req.t_end, quiet) as progress, interrupted as stop:
+        outcome = run_simulate(mech, req, loaded, progress, stop=stop)
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
@@ -76,6 +77,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
                 echo_err(f"wrote {plot}")
     if not quiet:
         _print_summary(outcome.summary)
+    interrupted.exit_if_interrupted()  # after the rows computed so far are written (exit 130/143)
     finish(0 if outcome.ok else 1, 1, quiet=quiet, what="simulations", first_failure=outcome.summary.get("message", ""))
 
 

@@ -5,6 +5,7 @@ and turn the saved states into a :class:`SimulationResult`."""
 from __future__ import annotations
 
 import math
+import time
 from typing import Callable
 
 import numpy as np
@@ -24,7 +25,8 @@ MAX_RESELECT = 5  # re-selections of the independent constraint rows per run
 
 def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end: float, dt: float,
              every: int = 1, tol: float = 1e-10, max_iter: int = 20,
-             progress: Callable[[float], None] | None = None) -> SimulationResult:
+             progress: Callable[[float], None] | None = None,
+             stop: Callable[[], bool] | None = None) -> SimulationResult:
     """Simulate the mechanism from the assembled joint variables ``q0`` (n_q,) (rad, m) with
     consistent joint rates ``qd0`` (n_q,) for ``t_end`` seconds with steps of about ``dt`` s
     (``t_end`` is divided into whole steps), saving every ``every``-th step and the last.
@@ -37,7 +39,9 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
     ``refined_steps`` counts them); if that fails too the run ends with ``status != "ok"``,
     every good row so far and a message saying where and why. ``progress(t)`` is called about
     100 times. Raises ``ValueError`` for invalid input (q0 not assembled, motion drivers
-    contradicting q0 or each other).
+    contradicting q0 or each other). ``stop()`` is asked after every compiled chunk of steps (about
+    :data:`CHUNK_SECONDS` of work each): when it returns True the run ends with ``status ==
+    "interrupted"`` and every saved row computed so far.
     """
     q0, qd0 = _check_inputs(mech, q0, qd0, t_end, dt, every)
     if not (0 < tol <= 1e-3):
@@ -48,7 +52,7 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
     save_row = np.full(n + 1, -1, dtype=np.int64)
     save_row[save_nodes] = np.arange(len(save_nodes))
     out = it.make_out(setup.model, len(save_nodes), mech.n_q)
-    status, k_end, message, stats = _run(setup, w, nrow, tol, max_iter, save_row, out, progress)
+    status, k_end, message, stats = _run(setup, w, nrow, tol, max_iter, save_row, out, _Chunks(n, progress, stop))
     n_valid = int(np.sum(save_nodes <= k_end)) if status != it.OK else len(save_nodes)
     return _result(setup, out, save_nodes[:n_valid], n_valid, status, message, stats)
 
@@ -74,22 +78,21 @@ def _check_inputs(mech, q0, qd0, t_end, dt, every):
 MAX_SUBSTEPS = 64  # finest refinement of a failing step (in powers of two)
 
 
-def _run(setup, w, nrow, tol, max_iter, save_row, out, progress):
+def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: "_Chunks"):
     """The time loop: compiled chunks of steps; a failing step is re-selected (rank change of
     the constraints) or refined into substeps. Returns ``(status, node reached, message,
     stats)``; stats = (largest Newton iterations, refined steps)."""
     h, n = setup.h, setup.n_steps
     _warm_start(setup, w, nrow, tol, max_iter)
     acc, stats = np.zeros(3), np.zeros(2)
-    chunk = max(1, (n + 1) // 100) if progress is not None else n + 1
     k, reselect = 0, 0
     while k <= n:
-        k1 = min(k + chunk, n + 1)
+        k1 = min(k + chunks.size(), n + 1)
         status, k_done, err = it.run_steps(setup.km, setup.wk, nrow, k, k1, n, h, setup.drv, setup.rate, tol, max_iter,
                                            save_row, out, acc, stats)
         if status == it.OK:
-            if progress is not None and min(k1, n) > min(k, n):
-                progress(min(k1, n) * h)
+            if chunks.done(k, k1, h) and k1 <= n:  # stop requested: nodes up to k1 - 1 are saved
+                return INTERRUPTED, k1 - 1, f"interrupted at t = {(k1 - 1) * h:.6g} s; the rows up to there are kept", stats
             k = k1
             continue
         if status == it.SINGULAR and reselect < MAX_RESELECT:
@@ -211,6 +214,40 @@ def _massless_links(setup) -> list[str]:
     return [names[b] for b in range(len(names)) if m.b_mass[b] <= 0 or rot[b] <= 0]
 
 
+# --- chunks and interruption (Ctrl-C answers within a second, rows so far are kept) ---------------
+INTERRUPTED = -1  #: status code of a run ended by ``stop()`` (name "interrupted")
+CHUNK_SECONDS = 0.1  #: wall time aimed at per compiled chunk: the delay before a stop is seen
+
+
+class _Chunks:
+    """Steps per compiled call: about CHUNK_SECONDS of work (measured on the previous chunk;
+    the first has 16 steps), at most 1 % of the run when ``progress`` is shown. The chunk
+    sizes never change the results (the state carries over exactly from chunk to chunk)."""
+
+    def __init__(self, n: int, progress, stop) -> None:
+        self.n, self.progress, self.stop = n, progress, stop
+        self.cap = max(1, (n + 1) // 100) if progress is not None else n + 1
+        self.steps, self.started = 16, time.perf_counter()
+
+    def size(self) -> int:
+        return max(1, min(self.steps, self.cap))
+
+    def done(self, k: int, k1: int, h: float) -> bool:
+        """After the good chunk of nodes k..k1-1: report progress, size the next chunk; True
+        when ``stop()`` asks to end the run."""
+        now = time.perf_counter()
+        per_step = (now - self.started) / max(k1 - k, 1)
+        self.steps = int(min(max(CHUNK_SECONDS / max(per_step, 1e-9), 1), 4 * (k1 - k)))  # grow at most 4x
+        self.started = now
+        if self.progress is not None and min(k1, self.n) > min(k, self.n):
+            self.progress(min(k1, self.n) * h)
+        return bool(self.stop is not None and self.stop())
+
+
+def _status_name(status: int) -> str:
+    return "interrupted" if status == INTERRUPTED else it.STATUS_NAMES[status]
+
+
 # --- results ------------------------------------------------------------------------------------------
 def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationResult:
     mech, model = setup.mech, setup.model
@@ -220,7 +257,7 @@ def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationRes
                            setup.col_scale, setup.redundant)
     s = sample_outputs(model, mech.link_cg[1:], o.pos, o.rot, o.vel, o.omg, o.q, drv, lam)
     return SimulationResult(
-        t=nodes * setup.h, status=it.STATUS_NAMES[status], message=message, q=o.q, qd=s.qd,
+        t=nodes * setup.h, status=_status_name(status), message=message, q=o.q, qd=s.qd,
         link_pose=s.link_pose, link_velocity=s.link_velocity, effector_pose=forward.effector_pose(mech, s.link_pose),
         axial_length=s.axial[..., 0], axial_rate=s.axial[..., 1], axial_force=s.axial[..., 2],
         torsional_angle=s.torsional[..., 0], torsional_rate=s.torsional[..., 1], torsional_torque=s.torsional[..., 2],

@@ -289,6 +289,9 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
             work = retry
     except KeyboardInterrupt as exc:
         interrupted = interrupt_name(exc)
+    except BaseException:
+        journal.close()  # kept: --resume continues after whatever stopped this run
+        raise
     finally:
         if progress is not None:
             progress.stop()

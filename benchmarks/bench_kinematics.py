@@ -55,16 +55,28 @@ def load(path):
 
 
 def medians(fns: dict, repeat: int) -> dict:
-    """Median wall time (s) of each callable, the callables interleaved round-robin."""
+    """Median wall time (s) of each callable, the callables interleaved round-robin; the median
+    CPU time of this process (``time.process_time``) goes to :data:`CPU`."""
     for f in fns.values():  # warm-up
         f()
     times = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
     for _ in range(repeat):
         for k, f in fns.items():
+            c = time.process_time()
             t = time.perf_counter()
             f()
             times[k].append(time.perf_counter() - t)
+            cpu[k].append(time.process_time() - c)
+    CPU.update({k: float(np.median(v)) for k, v in cpu.items()})
     return {k: float(np.median(v)) for k, v in times.items()}
+
+
+#: median CPU time (s) of each callable of the :func:`medians` calls. On a machine loaded above
+#: its core count a call of a few ms is nearly always preempted while a 0.2 ms baseline mostly
+#: is not, which biases ratios of wall times against the longer call; CPU time counts only the
+#: work (all threads of this process: BLAS helpers included). Both ratios are printed.
+CPU: dict = {}
 
 
 # --- W1 ---------------------------------------------------------------------------------------------
@@ -96,26 +108,63 @@ def closed_form_pin(theta):
     return A_ * ct + xl * vx - hl * vy, A_ * st + xl * vy + hl * vx
 
 
+def pylinkage_fourbar(n: int):
+    """pylinkage's numba path (``Linkage.step_fast``) for the same four-bar and coupler point P
+    over n crank steps of 2 pi / n (starting one step after 0), or None when not installed."""
+    try:
+        from pylinkage import Crank, FixedDyad, Ground, RRRDyad
+        from pylinkage.simulation import Linkage
+    except ImportError:
+        return None
+    O2, O4 = Ground(0.0, 0.0, name="O2"), Ground(D, 0.0, name="O4")
+    crank = Crank(anchor=O2, radius=A_, angular_velocity=2 * np.pi / n, name="A")
+    B = RRRDyad(anchor1=crank.output, anchor2=O4, distance1=B_, distance2=C_, name="B")
+    P = FixedDyad(anchor1=crank.output, anchor2=B, distance=float(np.hypot(1.75, 0.6)),
+                  angle=float(np.arctan2(0.6, 1.75)), name="P")
+    return Linkage([O2, O4, crank, B, P])
+
+
 def w1(repeat: int):
+    """W1 timings (s): the sweep alone (compiled / numpy paths), the sweep plus every frame's
+    position as ``linkcli solve`` computes them (default rule / compiled), pylinkage, and the
+    closed forms."""
     mech = load(FOURBAR)
-    theta = np.linspace(0.0, 2 * np.pi, 3601)[:-1]
+    n = 3600
+    theta = 2 * np.pi * np.arange(1, n + 1) / n  # pylinkage's crank angles: one step after 0
     Q = theta[:, None]
-    os.environ["LINKCLI_SWEEP"] = "compiled"  # the documented switch: 3600 points < COMPILED_MIN_POINTS
+    os.environ.pop("LINKCLI_SWEEP", None)
+    assert not sweep._use_compiled(mech, n), "the default rule changed: update this benchmark"
     t0 = time.perf_counter()
-    sweep.solve_sweep(mech, Q[:10], mech.q_init)  # load the kernel
+    sweep.solve_sweep(mech, Q[:10], mech.q_init, method="many")  # load the kernel
     load_s = time.perf_counter() - t0
-    res = sweep.solve_sweep(mech, Q, mech.q_init)
-    assert sweep._use_compiled(mech, len(Q)) and np.all(res.status == 0) and res.events == ()
+    res = sweep.solve_sweep(mech, Q, mech.q_init, method="many")
+    assert sweep._use_compiled(mech, n, many=True) and np.all(res.status == 0) and res.events == ()
     rel = closed_form_angles(theta)
     for k, r in enumerate(rel, start=1):  # same branch, same configuration
         d = (res.q[:, k] - r + np.pi) % (2 * np.pi) - np.pi
         assert np.abs(d).max() < 1e-8, np.abs(d).max()
-    t = medians({
-        "compiled": lambda: sweep.solve_sweep(mech, Q, mech.q_init),
-        "numpy": lambda: sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
+
+    def with_frames(method):  # what analyses.solve does: sweep, link poses, frame origins
+        r = sweep.solve_sweep(mech, Q, mech.q_init, method=method)
+        return forward.frame_positions(mech, forward.link_poses(mech, r.q))
+
+    fns = {
+        "compiled": lambda: sweep.solve_sweep(mech, Q, mech.q_init, method="many"),
+        "numpy": lambda: sweep.solve_sweep(mech, Q, mech.q_init),  # the default rule at 3600 points
+        "compiled_frames": lambda: with_frames("many"),
+        "default_frames": lambda: with_frames("auto"),
         "cf_angles": lambda: closed_form_angles(theta),
         "cf_pin": lambda: closed_form_pin(theta),
-    }, repeat)
+    }
+    lk = pylinkage_fourbar(n)
+    if lk is not None:
+        traj = lk.step_fast(iterations=n)
+        p = with_frames("many")
+        iP, iB = mech.frame_names.index("coupler.P"), mech.frame_names.index("coupler.B")
+        err = max(np.abs(traj[:, 4] - p[:, iP, :2]).max(), np.abs(traj[:, 3] - p[:, iB, :2]).max())
+        assert err < 1e-8, err  # same mechanism, same points (pylinkage accumulates its crank angle)
+        fns["pylinkage"] = lambda: lk.step_fast(iterations=n)
+    t = medians(fns, repeat)
     return t, load_s
 
 
@@ -255,21 +304,32 @@ def main() -> None:
     jit = None if args.no_jit_timing else jit_timing()
     t1, load_s = w1(args.repeat)
     t2 = w2(args.repeat)
+    t = {**t1, **t2}  # median wall times (s) by name; CPU: median CPU times
     rows = [
-        ("W1 four-bar 3600-pt sweep (compiled) / closed-form joint angles", t1["compiled"], t1["cf_angles"]),
-        ("W1 four-bar 3600-pt sweep (compiled) / closed-form pin B only", t1["compiled"], t1["cf_pin"]),
-        ("W1 four-bar 3600-pt sweep (numpy path) / closed-form joint angles", t1["numpy"], t1["cf_angles"]),
-        ("W2 PUMA pose + 6x6 Jacobian, 10k configs (one pass, jacobian_links)", t2["single"], t2["baseline"]),
-        ("W2 PUMA pose + 6x6 Jacobian, 10k configs (link_poses + geometric_jacobian)", t2["api"], t2["baseline"]),
+        ("W1 four-bar 3600-pt sweep (compiled) / closed-form joint angles", "compiled", "cf_angles"),
+        ("W1 four-bar 3600-pt sweep (compiled) / closed-form pin B only", "compiled", "cf_pin"),
+        ("W1 four-bar 3600-pt sweep (numpy path) / closed-form joint angles", "numpy", "cf_angles"),
+        ("W1 default path (rule: numpy) + frame positions / closed-form joint angles", "default_frames", "cf_angles"),
+        ("W1 compiled path + frame positions / closed-form joint angles", "compiled_frames", "cf_angles"),
+    ] + ([
+        ("W1 pylinkage step_fast (numba; A, B, P) / closed-form joint angles", "pylinkage", "cf_angles"),
+        ("W1 compiled path + frame positions / pylinkage step_fast", "compiled_frames", "pylinkage"),
+    ] if "pylinkage" in t else []) + [
+        ("W2 PUMA pose + 6x6 Jacobian, 10k configs (one pass, jacobian_links)", "single", "baseline"),
+        ("W2 PUMA pose + 6x6 Jacobian, 10k configs (link_poses + geometric_jacobian)", "api", "baseline"),
     ]
-    print("\n| workload | linkcli ms | baseline ms | ratio |\n|---|---|---|---|")
+    print("\n| workload | linkcli ms (wall / CPU) | baseline ms (wall / CPU) | ratio (wall) | ratio (CPU) |"
+          "\n|---|---|---|---|---|")
     for name, a, b in rows:
-        print(f"| {name} | {a * 1e3:.3f} | {b * 1e3:.3f} | {a / b:.1f}x |")
+        print(f"| {name} | {t[a] * 1e3:.3f} / {CPU[a] * 1e3:.3f} | {t[b] * 1e3:.3f} / {CPU[b] * 1e3:.3f} | "
+              f"{t[a] / t[b]:.1f}x | {CPU[a] / CPU[b]:.1f}x |")
     if e is None:
         print("\nE2E: `linkcli solve` not available, skipped")
     else:
         print(f"\nE2E `python -m linkcli solve mechanisms/fourbar.yaml -o x.csv` (360 points, numpy path): "
               f"{e[0] * 1e3:.0f} ms wall (bare `python -c pass`: {e[1] * 1e3:.0f} ms)")
+    if "pylinkage" not in t1:
+        print("\npylinkage not installed: its row is skipped (pip install pylinkage)")
     print(f"\nkernel load in this process (first compiled call, cache present): {load_s * 1e3:.0f} ms")
     if jit is not None:
         cold, cached = jit

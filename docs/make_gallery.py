@@ -72,10 +72,10 @@ def joint_pictures() -> list[Path]:
         ax = fig.add_subplot(projection="3d")
         for frame, style in ((np.eye(4), dict(color="0.6", lw=1.5)), (T, None)):
             o = frame[:3, 3]
-            for k, (name, colour) in enumerate(zip("xyz", ("tab:red", "tab:green", "tab:blue"))):
+            for k, (name, colour) in enumerate(zip("xyz", ("tab:red", "tab:green", "tab:blue"), strict=True)):
                 tip = o + 0.8 * frame[:3, k]
                 kw = style or dict(color=colour, lw=2.5)
-                ax.plot(*zip(o, tip), **kw)
+                ax.plot(*zip(o, tip, strict=True), **kw)
                 ax.text(*(o + 0.9 * frame[:3, k]), name + ("" if style else "'"), color=kw["color"], fontsize=8)
         ax.set(xlim=(-0.5, 1.2), ylim=(-0.5, 1.2), zlim=(-0.5, 1.2), xticks=[], yticks=[], zticks=[])
         ax.view_init(elev=22, azim=35)

@@ -101,6 +101,25 @@ class _Builder:
         self.link_inertia.append(I)
         self.link_has_mass.append(given)
 
+    def add_point_masses(self, frames, masses) -> None:
+        """Combine point masses ``[(kg, frame name)]`` with the last added link's mass
+        properties: total mass, common CG, inertia about it by the parallel-axis theorem
+        ``sum m (|d|^2 I - d d^T)`` (planar links keep only Izz)."""
+        m0, c0, I0 = self.link_mass[-1], np.asarray(self.link_cg[-1], float), np.asarray(self.link_inertia[-1], float)
+        parts = [(m0, c0, I0)] + [(float(m), frames[f][:3, 3], np.zeros((3, 3))) for m, f in masses]
+        total = sum(m for m, _, _ in parts)
+        cg = sum(m * c for m, c, _ in parts) / total if total > 0 else c0
+        inertia = np.zeros((3, 3))
+        for m, c, I in parts:
+            d = c - cg
+            inertia += I + m * (d @ d * np.eye(3) - np.outer(d, d))
+        if self.planar:
+            izz = inertia[2, 2]
+            inertia = np.zeros((3, 3))
+            inertia[2, 2] = izz
+        self.link_mass[-1], self.link_cg[-1], self.link_inertia[-1] = total, cg, inertia
+        self.link_has_mass[-1] = True
+
     def mass_properties(self, name, frames, mass, cg, inertia, shape):
         """(mass kg, cg m (3,), inertia about CG kg m^2 (3,3), given?) of one link."""
         if shape is not None:
@@ -255,6 +274,8 @@ def compile_mechanism(m: mm.Mechanism, file: str = "", source=None) -> cm.Compil
         link = m.links[name]
         frames = {k: b.frame(f) for k, f in link.frames.items()}
         b.add_link(name, frames, link.mass, link.cg, link.inertia, link.shape, ("links", name))
+        if link.masses:
+            b.add_point_masses(frames, [(pm.mass, pm.at) for pm in link.masses.values()])
     if m.serial is not None:
         b.add_serial(m.serial)
     for name, j in m.joints.items():

@@ -110,6 +110,12 @@ class LinkcliError(Exception):
     """Base class of every error linkcli raises on purpose."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived (the CLI's handler raises this): it unwinds exactly like Ctrl-C, so the
+    same clean-up runs (temporary output files removed, partial results written where a
+    command does so); the CLI then exits 143 (128 + SIGTERM)."""
+
+
 @dataclass
 class MechanismFileError(LinkcliError):
     """A mechanism file (or job file) is invalid: one or more diagnostics, sorted by line.

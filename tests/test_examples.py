@@ -43,6 +43,8 @@ EXPECTED = {
     # 3 of the 6 spatial loop equations are redundant: Gruebler -2, true mobility 1
     "planar_fourbar_as_spatial": (4, 4, 4, 1, 6, -2),
     "puma560": (7, 6, 6, 0, 0, 6),
+    # two parallelogram loops sharing a pin: Gruebler 0, one redundant equation, mobility 1
+    "coupling_rod": (5, 6, 6, 2, 6, 0),
     "spherical_rrp": (4, 3, 3, 0, 0, 3),
     "shaker_pendulum": (3, 2, 2, 0, 0, 2),
     # two four-bar loops sharing pin P2: Gruebler 0, one redundant row, true mobility 1
@@ -54,6 +56,7 @@ EXPECTED = {
 INTENDED_ACTUATION = {
     "rssr_spatial": (1, "Gruebler counts the coupler's idle spin; one crank drives it"),
     "planar_fourbar_as_spatial": (1, "redundant constraints: the true mobility is 1"),
+    "coupling_rod": (1, "over-constrained: one loop equation is redundant, the true mobility is 1"),
     "double_pendulum": (0, "a passive system: gravity moves it"),
     "shaker_pendulum": (1, "the driven arm carries a freely swinging bob"),
     "coupling_rod": (1, "over-constrained: Gruebler 0, mobility 1 by rank"),

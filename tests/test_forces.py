@@ -292,11 +292,17 @@ def test_reduced_stiffness_of_a_two_input_mechanism_is_symmetric_and_matches_the
 
 # -- the analysis and the command ------------------------------------------------------------------------
 def test_speed_strings_are_parsed_with_units():
-    assert parse_rate("60rpm", True, math.pi / 180, 1, "--speed") == pytest.approx(2 * math.pi, rel=1e-15)
-    assert parse_rate("360", True, math.pi / 180, 1, "--speed") == pytest.approx(2 * math.pi, rel=1e-15)
-    assert parse_rate("20 mm/s", False, 1.0, 1, "--speed") == pytest.approx(0.02, rel=1e-15)
+    deg = {"length": "m", "angle": "deg"}
+    assert parse_rate("60rpm", True, math.pi / 180, 1, "--speed", deg) == pytest.approx(2 * math.pi, rel=1e-14)
+    assert parse_rate("360", True, math.pi / 180, 1, "--speed", deg) == pytest.approx(2 * math.pi, rel=1e-15)
+    assert parse_rate("20 mm/s", False, 1.0, 1, "--speed", deg) == pytest.approx(0.02, rel=1e-14)
+    mm = {"length": "mm", "angle": "rad"}  # a mm file: the number is in mm/s, the scale makes it SI
+    assert parse_rate("0.5 m/s", False, 1e-3, 1, "--speed", mm) == pytest.approx(0.5, rel=1e-14)
+    assert parse_rate("10 rad/s^2", True, 1.0, 2, "--acceleration", mm) == pytest.approx(10.0, rel=1e-15)
     with pytest.raises(AnalysisInputError, match="angular speed"):
-        parse_rate("3 m/s", True, 1.0, 1, "--speed crank")
+        parse_rate("3 m/s", True, 1.0, 1, "--speed crank", deg)
+    with pytest.raises(AnalysisInputError, match="expected"):
+        parse_rate("3 N", True, 1.0, 1, "--speed crank", deg)
 
 
 def test_toggle_point_is_reported_and_the_rest_kept():
@@ -332,3 +338,225 @@ def test_cli_forces_writes_a_table_and_summary(tmp_path, fourbar_path):
     assert r.exit_code == 2 and "angular speed" in r.output
     r = CliRunner().invoke(app, ["forces", fourbar_path, "--load", "couplr.P=0,1"])
     assert r.exit_code == 2 and "coupler.P" in r.output
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--load", "coupler.P=0,2 m"])
+    assert r.exit_code == 2 and "force" in r.output
+    r1, r2 = (CliRunner().invoke(app, ["forces", fourbar_path, "--static", "--sweep", "crank_pin=0:20:10", "-f", "csv",
+                                       "--load", load]) for load in ("coupler.P=0,-100", "coupler.P=0 N,-0.1 kN"))
+    assert r1.exit_code == 0 and r1.stdout == r2.stdout
+
+
+def test_idle_freedom_rssr_torque_is_the_virtual_work_of_the_load():
+    """RSSR: the coupler's spin about its S-S axis is an idle freedom the input does not drive.
+    A load at a ball joint (on that axis) does not move it: the crank torque is minus the
+    virtual work of the load per unit crank rate, F . dp/dtheta (velocity analysis), and a
+    warning names the idle freedom."""
+    from linkcli.core.velocity import frame_motion
+
+    mech = _mech("rssr_spatial.yaml")
+    res, _, _ = _motion(mech, np.radians(np.arange(0.0, 360.0, 10.0)), 0.0)
+    fB = mech.frame_names.index("coupler.B")
+    F = np.array([3.0, -2.0, -10.0])
+    zero = np.zeros_like(res.q)
+    fr = ks.inverse_dynamics(mech, res.q, zero, zero, extra_loads=[ks.ExtraLoad(fB, F, np.zeros(3))])
+    assert any("idle degree" in w for w in fr.warnings) and np.all(fr.status == ks.OK)
+    qd = joint_rates(mech, res.q, np.ones((len(res.q), 1)))
+    v = frame_motion(mech, res.q, qd)[0][:, fB]  # dp_B / dtheta
+    expect = -v @ F
+    # both exact; the kinematic tolerance 1e-10 and the pseudo-inverse's round-off remain
+    assert np.abs(fr.driver_force[:, 0] - expect).max() <= 1e-8 * np.abs(expect).max()
+
+
+def test_forces_job_in_batch_and_the_figure(tmp_path):
+    """The batch registry runs `forces` with the file's defaults merged (rms figures work), and
+    the forces figure is written."""
+    from linkcli.batch.analyses import run_analysis
+    from linkcli.batch.figures import default_figures, evaluate_figures
+    from linkcli.model.jobs import ForcesDefaults
+
+    loaded = load_mechanism(MECHANISMS / "fourbar.yaml")
+    mech = compile_mechanism(loaded.model)
+    opts = ForcesDefaults.model_validate({"sweep": {"crank_pin": {"from": 0, "to": 350, "step": 10}},
+                                          "speed": {"crank_pin": "60 rpm"}})
+    out = run_analysis("forces", mech, loaded, opts)
+    assert out.n_failed == 0 and out.table.n == 36
+    figs = {f.name: f.value for f in evaluate_figures(default_figures("forces", mech), out.table, mech)}
+    tau = out.table["crank_pin.torque [N m]"]
+    assert figs["absmax(crank_pin.torque)"] == pytest.approx(np.abs(tau).max(), rel=1e-15)
+    assert figs["rms(crank_pin.torque)"] == pytest.approx(np.sqrt(np.mean(tau**2)), rel=1e-14)
+    pytest.importorskip("matplotlib")
+    from linkcli.plot.forces import forces_figure
+
+    forces_figure(mech, out.table, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_forces_do_not_depend_on_the_file_units():
+    """The engine in mm and degrees (speed given as '3000 rpm', the input sweep in degrees)
+    gives the same torques in N m and forces in N as in m and rad."""
+    r, l, mA, mB = 0.05, 0.17, 1.3, 0.9
+    si = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
+    mm_text = ENGINE.format(r=r * 1e3, l=l * 1e3, mA=mA, mB=mB, x0=(r + l) * 1e3).replace(
+        "{length: m, angle: rad}", "{length: mm, angle: deg}").replace(
+        "crank_pin: 0.5, A: -0.6, B: 0.1", "crank_pin: 28.6, A: -34.4, B: 5.7")
+    mm = mech_from_yaml(mm_text)
+    a = ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 2 * math.pi, num=37)], speeds={"crank_pin": "3000 rpm"})
+    b = ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 360.0, num=37)], speeds={"crank_pin": "3000 rpm"})
+    ta, tb = run_forces(si, a).table, run_forces(mm, b).table
+    for h in ("crank_pin.torque [N m]", "B.Fx [N]", "slide.Fy [N]", "shaking.Mz [N m]"):
+        # same physics; the sweeps' 1e-10 tolerances are relative to different length scales
+        assert np.allclose(ta[h], tb[h], rtol=1e-8, atol=1e-8 * np.abs(ta[h]).max()), h
+
+
+def test_file_forces_block_takes_units_and_rejects_the_wrong_kind():
+    from linkcli.analyses.forces import request_from_defaults
+    from linkcli.errors import MechanismFileError
+
+    good = PENDULUM.format(m=1, c=0.5, g=9.81, k=10, a=0.5, h=0.8, L0=0.3) + \
+        "analysis: {forces: {speed: {pivot: '30 rpm'}, loads: {arm.E: ['0 N', '-2 kN']}}}\n"
+    import textwrap
+
+    from linkcli.io.loader import validate_document
+    from linkcli.io.yaml_source import load_yaml
+
+    data, smap = load_yaml(textwrap.dedent(good), "<t>")
+    model = validate_document(data, smap, "<t>").model
+    req = request_from_defaults(model)
+    assert req.speeds["pivot"] == pytest.approx(180.0, rel=1e-14)  # deg/s: the file is in degrees
+    assert req.loads["arm.E"] == [0.0, -2000.0]
+    bad = good.replace("'30 rpm'", "'3 m/s'")
+    data, smap = load_yaml(textwrap.dedent(bad), "<t>")
+    with pytest.raises(MechanismFileError) as err:
+        validate_document(data, smap, "<t>")
+    text = "\n".join(d.format() for d in err.value.diagnostics)
+    assert "analysis.forces.speed.pivot" in text and "angle" in text
+
+
+@pytest.mark.parametrize("name", ["watt_sixbar.yaml", "stephenson_sixbar.yaml", "fivebar.yaml", "spherical_rrp.yaml"])
+def test_static_input_torques_are_the_virtual_work_of_an_effector_load(name):
+    """Multi-loop, two-input and spatial mechanisms at rest with a force F at the effector frame
+    (gravity off): the torque/force of input i is minus F . dp/dtheta_i, dp/dtheta_i from the
+    velocity analysis with a unit rate of input i (virtual work)."""
+    from linkcli.core.velocity import frame_motion
+
+    mech = _mech(name)
+    m = mech.n_actuated
+    base = mech.q_init[mech.q_actuated]
+    steps = np.linspace(-0.2, 0.2, 9)[:, None] * np.eye(m)[0]  # sweep the first input near the estimate
+    res = solve_sweep(mech, base + steps, mech.q_init)
+    ok = res.status == Status.CONVERGED
+    assert ok.sum() >= 5
+    f = mech.effector_frame
+    F = np.array([7.0, -20.0, 0.0 if mech.planar else 5.0])
+    zero = np.zeros_like(res.q)
+    fr = ks.inverse_dynamics(mech, res.q, zero, zero, ok, res.condition,
+                             extra_loads=[ks.ExtraLoad(f, F, np.zeros(3))], gravity=np.zeros(3))
+    good = fr.status == ks.OK
+    for i in range(m):
+        rate = np.zeros((len(res.q), m))
+        rate[:, i] = 1.0
+        qd = joint_rates(mech, res.q, rate)
+        v = frame_motion(mech, res.q, qd)[0][:, f]
+        expect = -(v @ F)
+        # both exact up to the kinematic tolerance (1e-10) amplified by the conditioning
+        assert np.abs(fr.driver_force[good, i] - expect[good]).max() <= 1e-8 * max(np.abs(expect).max(), 1.0)
+
+
+def test_spatial_robot_power_balance_with_three_dimensional_inertia():
+    """PUMA 560 (spatial inertia tensors, gyroscopic terms) at random states: input power
+    equals dT/dt minus the power of gravity, with T = sum m v^2 / 2 + w . I_w w / 2 computed
+    here (dT/dt = sum m v . a + w . I_w alpha: the gyroscopic term does no work)."""
+    mech = _mech("puma560.yaml")
+    rng = np.random.default_rng(5)
+    n = 50
+    q = rng.uniform(-np.pi, np.pi, (n, mech.n_q))
+    qd = rng.uniform(-3, 3, (n, mech.n_q))
+    qdd = rng.uniform(-10, 10, (n, mech.n_q))
+    fr = ks.inverse_dynamics(mech, q, qd, qdd)
+    assert np.all(fr.status == ks.OK)
+    bm = ks.body_motion(mech, q, qd, qdd)
+    I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, mech.link_inertia[1:], bm.rot)
+    dT = np.einsum("b,nbi,nbi->n", mech.link_mass[1:], bm.vel, bm.acc) + np.einsum("nbi,nbij,nbj->n", bm.omg, I_w, bm.alpha)
+    p_g = np.einsum("b,nbi,i->n", mech.link_mass[1:], bm.vel, mech.gravity)
+    p_in = np.einsum("nk,nk->n", fr.driver_force, qd[:, mech.q_actuated])
+    scale = np.abs(dT).max() + np.abs(p_g).max()
+    assert np.abs(p_in - (dT - p_g)).max() <= 1e-11 * scale  # round-off of sums over 6 links
+
+
+@pytest.mark.parametrize("name", ["fourbar.yaml", "planar_fourbar_as_spatial.yaml"])
+def test_pin_moments_in_the_joint_frame(name):
+    """A revolute pin transmits no moment about its axis (M3 in the joint frame) unless it is
+    driven: there M3 is the driving torque (spatial model: also with the minimum-norm split)."""
+    mech = _mech(name)
+    res, qd, qdd = _motion(mech, np.radians(np.arange(0.0, 360.0, 10.0)), 2 * math.pi, 2.0)
+    P = mech.frame_names.index("coupler.P")  # a load, so that the massless spatial model has forces
+    load = [ks.ExtraLoad(P, np.array([10.0, -50.0, 0.0]), np.zeros(3))]
+    fr = ks.inverse_dynamics(mech, res.q, qd, qdd, extra_loads=load)
+    j0 = mech.joint_names.index("crank_pin")
+    scale = np.abs(fr.reaction_force).max()
+    assert np.allclose(fr.reaction_moment_local[:, j0, 2], fr.driver_force[:, 0], rtol=1e-12, atol=1e-10 * scale)
+    others = [j for j in range(mech.n_joints) if j != j0]
+    assert np.abs(fr.reaction_moment_local[:, others, 2]).max() <= 1e-10 * scale
+
+
+def test_cli_equilibrium(tmp_path):
+    """Wiring: --equilibrium prints one row per rest position with its stability; --plot is
+    refused there (exit 2, before anything is computed)."""
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    f = tmp_path / "arm.yaml"
+    f.write_text(PENDULUM.format(m=2.0, c=0.5, g=9.81, k=100.0, a=0.6, h=0.8, L0=0.3), encoding="utf-8")
+    r = CliRunner().invoke(app, ["forces", str(f), "--equilibrium", "--sweep", "pivot=-179.3:180:0.7", "-f", "csv"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 5 and "pivot.stiffness [N m/rad]" in lines[0]
+    assert sum(line.endswith(",stable,ok") for line in lines) == 2
+    assert sum(line.endswith("unstable,ok") for line in lines) == 2
+    pytest.importorskip("matplotlib")
+    r = CliRunner().invoke(app, ["forces", str(f), "--equilibrium", "--plot", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and "--equilibrium" in r.output
+
+
+def test_two_input_equilibrium_by_newton_from_the_start_point():
+    """Two pendulums on one ground, one with a torsional spring (free at 0 rad, k = 20 N m/rad):
+    Newton from near the rest position finds t1 = -90 deg (hanging) and t2 solving
+    k t2 + m g c cos t2 = 0, both stable (K = diag(m1 g c1, k - m2 g c2 sin t2) > 0)."""
+    from scipy.optimize import brentq
+
+    mech = mech_from_yaml("""
+    name: two pendulums
+    kind: planar
+    units: {length: m, angle: deg}
+    gravity: [0, -9.81]
+    links:
+      ground: {frames: {O: [0, 0], Q: [1, 0]}}
+      p1: {mass: 2.0, cg: [0.5, 0], inertia: 0.1, frames: {O: [0, 0]}}
+      p2: {mass: 3.0, cg: [0.25, 0], inertia: 0.1, frames: {Q: [0, 0]}}
+    joints:
+      j1: {type: revolute, parent: ground.O, child: p1.O, actuated: true}
+      j2: {type: revolute, parent: ground.Q, child: p2.Q, actuated: true}
+    base: ground
+    springs:
+      s2: {type: torsional, joint: j2, stiffness: 20, free_angle: 0}
+    """)
+    out = run_equilibrium(mech, ForcesRequest(set={"j1": -70.0, "j2": -20.0}))
+    assert out.table.n == 1 and out.n_failed == 0
+    k, mgc2 = 20.0, 3.0 * 9.81 * 0.25
+    t2 = brentq(lambda t: k * t + mgc2 * math.cos(t), -math.pi / 2, 0.0, xtol=1e-15)
+    assert math.radians(out.table["j1.q [deg]"][0]) == pytest.approx(-math.pi / 2, abs=1e-9)
+    assert math.radians(out.table["j2.q [deg]"][0]) == pytest.approx(t2, abs=1e-9)
+    assert out.table["j2.stiffness [N m/rad]"][0] == pytest.approx(k - mgc2 * math.sin(t2), rel=1e-8)
+    assert out.table["stability"][0] == "stable"
+
+
+def test_perfectly_balanced_arm_is_neutral_everywhere():
+    """Zero-free-length spring with k a h = m g c: V is constant, the holding torque vanishes
+    at every angle (the classical gravity compensator): reported once, neutral everywhere,
+    instead of sign changes of round-off noise."""
+    m, c, g, a, h = 2.0, 0.5, 9.81, 0.6, 0.8
+    k = m * g * c / (a * h)
+    mech = mech_from_yaml(PENDULUM.format(m=m, c=c, g=g, k=k, a=a, h=h, L0=0))
+    out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("pivot", -170.0, 170.0, step=1.0)]))
+    assert out.table.n == 1 and out.table["stability"][0] == "neutral everywhere"
+    assert any("balanced" in msg for msg in out.messages)

@@ -13,6 +13,10 @@ property, from the geometry, never from a stored run of itself:
 * Sarrus: the top plate moves along z only and does not turn; mobility 1 by rank;
 * Bennett: mobility 1 by rank although Gruebler says -2, and Bennett's closure equation
   tan(t1/2) tan(t2/2) = sin((beta + alpha)/2) / sin((beta - alpha)/2) along the sweep;
+* Watt: P by circle intersection, the path centrally symmetric, deviation of fifth order;
+* Jansen: the foot by successive circle intersections from the published dimensions: stride,
+  lift and the flat bottom;
+* Stewart-Gough: forward kinematics recovers a pose from its closed-form leg lengths;
 * UR5: tool pose by an independent product of standard DH matrices written out here, and the
   published zero pose (a2 + a3, -(d4 + d6), d1 - d5).
 """
@@ -35,7 +39,8 @@ GALLERY = REPO / "mechanisms" / "gallery"
 FILES = sorted(GALLERY.glob("*.yaml"))
 SCHEMA_LINE = "# yaml-language-server: $schema=../../schemas/mechanism.schema.json"
 
-CLASSICS = {"peaucellier", "hoekens", "chebyshev", "scotch_yoke", "quick_return", "sarrus", "bennett", "ur5"}
+CLASSICS = {"peaucellier", "hoekens", "chebyshev", "watt", "jansen", "scotch_yoke", "quick_return", "sarrus", "bennett",
+            "stewart_gough", "ur5"}
 
 
 def _solve(name):
@@ -215,7 +220,7 @@ def test_ur5_forward_kinematics_from_the_published_table(q_deg):
              (0.09465, 0, -np.pi / 2), (0.0823, 0, 0)]
     q = np.radians(q_deg)
     T = np.eye(4)
-    for qi, (d, a, alpha) in zip(q, table):
+    for qi, (d, a, alpha) in zip(q, table, strict=True):
         T = T @ _dh(qi, d, a, alpha)
     got = effector_pose(mech, link_poses(mech, q))
     np.testing.assert_allclose(got, T, atol=1e-12)
@@ -234,3 +239,96 @@ def test_assembly_estimate_closes_the_loops(path):
     if mech.n_loops:
         res = loop_residuals(mech, mech.q_init)
         assert res.max() < 1e-3
+
+
+def test_watt_midpoint_is_an_undulation_point_of_a_symmetric_path():
+    mech, _, d = _solve("watt")
+    phi = np.radians(d["pivot1.q [deg]"])
+    P = np.stack([d["coupler.P.x [m]"], d["coupler.P.y [m]"]], -1)
+    def closed_form(phi):  # A on the arm circle, B by circle intersection (|AB| = 1, |B O2| = 2)
+        A = 2 * np.stack([np.cos(phi), np.sin(phi)], -1)
+        v = np.array([4.0, 1.0]) - A
+        L = np.linalg.norm(v, axis=1)
+        x = (1 - 4 + L**2) / (2 * L)
+        h = np.sqrt(1 - x**2)
+        e = v / L[:, None]
+        B = A + x[:, None] * e + h[:, None] * np.stack([-e[:, 1], e[:, 0]], -1)
+        return (A + B) / 2
+
+    np.testing.assert_allclose(P, closed_form(phi), atol=1e-9)
+    # central symmetry of the linkage about P0 = (2, 0.5): 2 P0 - P is on the path too. Dense
+    # closed-form samples 1e-4 deg apart (P moves < 4e-6 m between them)
+    curve = closed_form(np.radians(np.linspace(-20, 20, 400001)))
+    mirrored = np.array([4.0, 1.0]) - P
+    gaps = np.array([np.linalg.norm(curve - m, axis=1).min() for m in mirrored])
+    assert gaps.max() < 1e-5
+    # deviation from x = 2 of fifth order in the travel: doubling the travel multiplies it by
+    # 2^5 = 32 (the next term changes that by ~10 % at these travels)
+    dev = np.abs(P[:, 0] - 2.0)
+    travel = np.abs(P[:, 1] - 0.5)
+    k = np.polyfit(np.log(travel[dev > 1e-12]), np.log(dev[dev > 1e-12]), 1)[0]
+    assert 4.5 < k < 5.5
+    assert dev.max() < 2e-3 and np.ptp(P[:, 1]) > 1.0
+
+
+@pytest.mark.parametrize("dp, rpy_deg", [((0.02, -0.03, 0.05), (3.0, -2.0, 5.0)),
+                                          ((-0.1, 0.05, -0.15), (-8.0, 6.0, -12.0))])
+def test_stewart_gough_forward_kinematics_recovers_the_pose(dp, rpy_deg):
+    """Pick a platform pose, compute the six leg lengths by the closed-form inverse
+    |c + R (b_i - c0) - a_i| from the anchors in the file, give them to `solve` and get the
+    pose back (forward kinematics has no closed form: Newton from the drawn pose)."""
+    from linkcli.core.transforms import rpy_to_matrix
+
+    loaded, mech = load_and_compile(GALLERY / "stewart_gough.yaml")
+    frames = dict(zip(mech.frame_names, mech.T_link_frame, strict=True))
+    a = np.array([frames[f"ground.a{i}"][:3, 3] for i in range(1, 7)])
+    b = np.array([frames[f"platform.b{i}"][:3, 3] for i in range(1, 7)])
+    c0 = frames["platform.C"][:3, 3]
+    R = rpy_to_matrix(np.radians(rpy_deg))
+    c = c0 + np.asarray(dp)
+    lengths = np.linalg.norm(c + (b - c0) @ R.T - a, axis=1)
+    change = lengths - np.linalg.norm(b - a, axis=1)
+    req = SolveRequest(set={f"leg{i}": float(v) for i, v in enumerate(change, 1)}, output_frames=["platform.C"])
+    out = run_solve(mech, req, loaded)
+    d = {col.header: col.values[0] for col in out.table.columns}
+    assert d["status"] == "ok"
+    # solver tolerance 1e-10; the anchors are written to 10 digits, but both sides use them
+    np.testing.assert_allclose([d["effector.x [m]"], d["effector.y [m]"], d["effector.z [m]"]], c, atol=1e-8)
+    np.testing.assert_allclose([d[f"effector.{k} [deg]"] for k in ("roll", "pitch", "yaw")], rpy_deg, atol=1e-6)
+
+
+def _circles(P, rP, Q, rQ, side):
+    """Intersection of the circles (P, rP) and (Q, rQ) (n, 2); side +1: left of P -> Q."""
+    v = Q - P
+    L = np.linalg.norm(v, axis=-1)
+    x = (rP**2 - rQ**2 + L**2) / (2 * L)
+    h = np.sqrt(rP**2 - x**2)
+    e = v / L[:, None]
+    return P + x[:, None] * e + side * h[:, None] * np.stack([-e[:, 1], e[:, 0]], -1)
+
+
+def test_jansen_foot_path_stride_and_lift():
+    """The foot G by successive circle intersections from Jansen's published dimensions (cm),
+    then stride, lift and the flat bottom of the path."""
+    mech, _, d = _solve("jansen")
+    a, b, c, dd, e, f, g, h, i, j, k, ll, m = 38, 41.5, 39.3, 40.1, 55.8, 39.4, 36.7, 65.7, 49, 50, 61.9, 7.8, 15
+    theta = np.radians(d["crank.q [deg]"])
+    def foot(theta):
+        A = m * np.stack([np.cos(theta), np.sin(theta)], -1)
+        Z = np.broadcast_to([-a, -ll], A.shape)
+        B = _circles(Z, b, A, j, +1)
+        D = _circles(Z, c, A, k, -1)
+        C = _circles(Z, dd, B, e, +1)
+        F = _circles(C, f, D, g, -1)
+        return _circles(D, i, F, h, +1)
+
+    P = np.stack([d["foot.G.x [cm]"], d["foot.G.y [cm]"]], -1)
+    np.testing.assert_allclose(P, foot(theta), atol=1e-7)  # cm; frames written to 1e-10 cm, solver 1e-10
+    # stride and lift (67.91 and 22.46 cm) of the closed-form path sampled every 0.01 deg; the
+    # file's 1-deg samples miss the extremes by < 0.02 cm
+    G = foot(np.radians(np.arange(0, 360, 0.01)))
+    assert np.ptp(P[:, 0]) == pytest.approx(np.ptp(G[:, 0]), abs=0.02)
+    assert np.ptp(P[:, 1]) == pytest.approx(np.ptp(G[:, 1]), abs=0.02)
+    assert 60 < np.ptp(G[:, 0]) < 75 and 20 < np.ptp(G[:, 1]) < 25  # the leg's familiar proportions
+    low = P[:, 1] < P[:, 1].min() + 1.0  # the flat bottom: within 1 cm of the lowest point
+    assert low.mean() > 0.4 and np.ptp(P[low, 0]) > 55

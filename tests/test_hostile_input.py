@@ -236,3 +236,11 @@ def test_100000_unknown_keys_stop_at_the_value_limit(runner, tmp_path):
     # MAX_NODES + 1 is the value of k_(MAX_NODES/2 - 1), on line MAX_NODES/2 after "k9999: "
     i = MAX_NODES // 2 - 1
     assert line.startswith(f"{path}:{i + 1}:{len(f'k{i}: ') + 1}: error: k{i}: ") and "too many values" in line
+
+
+def test_usage_errors_quote_the_words_escaped(runner):
+    r = invoke(runner, "fk", FOURBAR, "--bogus\x1b[2J")
+    assert r.exit_code == 2
+    assert "--bogus\\x1b[2J" in r.output and no_raw_controls(r.output)
+    r = invoke(runner, "no\x1b]0;PWNED\x07such")
+    assert r.exit_code == 2 and no_raw_controls(r.output)

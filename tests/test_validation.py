@@ -433,7 +433,7 @@ def test_formatted_message(tmp_path):
 
 # -- warnings and traps that are fine -----------------------------------------------------------------
 def test_link_without_joints_is_a_warning_not_an_error(tmp_path):
-    text = edit(FOURBAR, 7, "  rocker: {frames: {O4: [0, 0], B: [3, 0]}}\n  spare: {mass: 1}")
+    text = edit(FOURBAR, 7, "  rocker: {frames: {O4: [0, 0], B: [3, 0]}}\n  spare: {mass: 1, cg: [0, 0], inertia: 0.1}")  # a full body: the only warning is the missing joints
     loaded = load_mechanism(_write(tmp_path, text))
     (w,) = loaded.warnings
     assert (w.severity, w.line, w.key) == ("warning", 8, "links.spare")
@@ -452,10 +452,11 @@ def test_exponent_without_dot_is_a_number(tmp_path):
 
 @pytest.mark.parametrize("inertia, kind", [("0", "planar"), ("[0, 0, 0]", "spatial")])
 def test_zero_inertia_is_a_point_mass(tmp_path, inertia, kind):
+    # cg given: a mass without cg (or without inertia) is a warning saying what was assumed
     if kind == "planar":
-        text = crank(f"mass: 2, inertia: {inertia}, ")
+        text = crank(f"mass: 2, cg: [0.5, 0], inertia: {inertia}, ")
     else:
-        text = row1(f"{{a: 0.4, mass: 2, inertia: {inertia}}}")
+        text = row1(f"{{a: 0.4, mass: 2, cg: [-0.2, 0, 0], inertia: {inertia}}}")
     loaded = load_mechanism(_write(tmp_path, text))
     assert loaded.warnings == []
     mech = compile_mechanism(loaded.model)
@@ -562,3 +563,76 @@ def test_garbage_bytes_in_the_raw_text_only_raise_file_errors(path, at, garbage)
     raw = _TEXTS[path].encode("utf-8")
     i = int(at * len(raw))
     _check(raw[:i] + garbage + raw[i:])
+
+
+# -- issue 15: degenerate mechanisms that used to validate silently ------------------------------------
+def test_zero_length_link_is_warned(runner, fourbar_text, write_mech):
+    """A coupler whose two pins coincide has no direction: its transmission angle is NaN and the
+    Jacobian's condition infinite. validate names the link and both frames."""
+    from linkcli.cli.app import app
+
+    path = write_mech(fourbar_text.replace("B: [3.5, 0], P:", "B: [0, 0], P:"))
+    r = runner.invoke(app, ["validate", path])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == f"ok {path} (1 warning)"
+    assert "warning: links.coupler.frames.B: link 'coupler' has zero length" in r.stderr
+    assert "joints A and B" in r.stderr
+
+
+def test_a_short_link_is_not_zero_length(runner, fourbar_text, write_mech):
+    from linkcli.cli.app import app
+
+    path = write_mech(fourbar_text.replace("B: [3.5, 0], P:", "B: [1.0e-6, 0], P:"))  # 1 um: short, not zero
+    r = runner.invoke(app, ["validate", path])
+    assert (r.exit_code, r.stdout.strip()) == (0, f"ok {path}"), r.output
+
+
+def test_over_actuated_mechanism_is_reported_by_validate(runner, fourbar_text, write_mech):
+    """Two inputs on a one-degree-of-freedom four-bar (mobility 0 left for the second): solve
+    would find no assembly; validate says so (info did, validate said ok)."""
+    from linkcli.cli.app import app
+
+    path = write_mech(fourbar_text.replace("child: coupler.A}", "child: coupler.A, actuated: true}"))
+    r = runner.invoke(app, ["validate", path])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == f"ok {path} (1 warning)"
+    assert "warning: joints: 2 actuated variables but the mobility (rank) is 1: over-actuated" in r.stderr
+
+
+def test_under_actuated_mechanisms_for_simulation_validate_quietly(runner):
+    from linkcli.cli.app import app
+
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "mechanisms" / "double_pendulum.yaml"
+    r = runner.invoke(app, ["validate", str(path)])
+    assert (r.exit_code, r.stderr) == (0, "")
+
+
+TRIANGLE = """\
+name: triangle (a structure)
+kind: planar
+units: {length: m, angle: deg}
+links:
+  ground: {frames: {O: [0, 0], C: [2, 0]}}
+  a: {frames: {O: [0, 0], B: [1, 0]}}
+  b: {frames: {B: [0, 0], C: [1.4142135623730951, 0]}}
+joints:
+  J1: {type: revolute, parent: ground.O, child: a.O, actuated: true}
+  J2: {type: revolute, parent: a.B, child: b.B}
+  J3: {type: revolute, parent: b.C, child: ground.C}
+base: ground
+effector: a.B
+assembly: {J1: 45, J2: -90, J3: 0}
+"""
+
+
+def test_structure_with_an_input_is_over_actuated(runner, write_mech):
+    """Issue 15's case: mobility 0 (Gruebler 3*(3-1) - 2*3 = 0 and rank), one input: solve can
+    only fail; validate said ok."""
+    from linkcli.cli.app import app
+
+    path = write_mech(TRIANGLE)
+    r = runner.invoke(app, ["validate", path])
+    assert r.exit_code == 0 and r.stdout.strip() == f"ok {path} (1 warning)"
+    assert f"{path}:8:1: warning: joints: 1 actuated variable but the mobility (rank) is 0: over-actuated" in r.stderr

@@ -246,3 +246,100 @@ def test_column_kind():
     assert Column("a", "x", "", np.zeros(2, dtype=int)).kind == "int"
     assert Column("a", "x", "", np.zeros(2, dtype=bool)).kind == "bool"
     assert Column("a", "x", "", np.array(["a", "b"])).kind == "str"
+
+
+# -- special targets, Windows, SIGTERM (issues 13 and 15) ---------------------------------------------
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="no /dev/null")
+def test_dev_null_is_written_not_replaced(tmp_path):
+    """A rename over /dev/null would make it a regular file (as root: for every process). The
+    test writes through a symbolic link to /dev/null: on a regression the rename replaces the
+    link in tmp_path, never the machine's /dev/null."""
+    link = tmp_path / "null.csv"
+    link.symlink_to("/dev/null")
+    before = os.stat("/dev/null")
+    write_table(sample_table(), link)
+    writers.atomic_write_text(link, "x")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    assert link.is_symlink() and files_in(tmp_path) == ["null.csv"]  # no temporary file next to it
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_named_pipe_is_written_directly(tmp_path):
+    import threading
+
+    fifo = tmp_path / "out.csv"
+    os.mkfifo(fifo)
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("text", fifo.read_text()), daemon=True)
+    reader.start()
+    assert write_table(sample_table(), fifo) == "csv"
+    reader.join(10)
+    assert got["text"] == table_to_string(sample_table(), "csv")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and files_in(tmp_path) == ["out.csv"]
+
+
+def test_fsync_goes_through_a_writable_handle(tmp_path, monkeypatch):
+    """Windows' fsync (_commit) fails with EBADF on a handle opened read-only; POSIX does not
+    care, so fake Windows' rule here (and Windows' refusal to open a directory)."""
+    import errno
+    import fcntl
+
+    real_fsync, real_open = os.fsync, os.open
+    synced = []
+
+    def windows_fsync(fd):
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        synced.append(fd)
+        return real_fsync(fd)
+
+    def windows_open(path, flags, *args, **kwargs):
+        if os.path.isdir(path):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(writers.os, "fsync", windows_fsync)
+    monkeypatch.setattr(writers.os, "open", windows_open)
+    path = tmp_path / "out.csv"
+    write_table(sample_table(), path)
+    assert path.read_text() == table_to_string(sample_table(), "csv") and synced
+    assert files_in(tmp_path) == ["out.csv"]
+
+
+SIGTERM_SCRIPT = r"""
+import sys, time
+import linkcli.io.writers as writers
+from linkcli.cli.app import main
+
+def slow_csv(table, fh):  # some data written, then a long pause inside the atomic write
+    fh.write("partial\n"); fh.flush()
+    print("ready", flush=True)
+    time.sleep(60)
+
+writers._write_csv = slow_csv
+main(["fk", sys.argv[1], "--set", "crank_pin=30", "-o", sys.argv[2]])
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGTERM is POSIX")
+def test_sigterm_runs_the_same_cleanup_as_ctrl_c(tmp_path, fourbar_path):
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.csv"
+    out.write_text("previous\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-c", SIGTERM_SCRIPT, fourbar_path, str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert len(files_in(tmp_path)) == 2  # the target and the temporary file
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert "terminated" in err and "Traceback" not in err
+    assert files_in(tmp_path) == ["out.csv"] and out.read_text() == "previous\n"

@@ -348,9 +348,8 @@ def test_recursive_alias_is_an_error():
 
 
 def test_billion_laughs_errors_quickly_without_much_memory():
-    start = time.perf_counter()
+    # no timing here (it flaked on a loaded machine): stopping at `f` bounds the work
     diag = only_error(BILLION_LAUGHS)
-    assert time.perf_counter() - start < 1.0
     assert "alias" in diag.message and str(MAX_ALIAS_NODES) in diag.message
     assert diag.line == 6  # stopped while expanding `f`, long before `i`
     tracemalloc.start()

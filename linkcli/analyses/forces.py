@@ -43,7 +43,7 @@ class ForcesRequest:
     speeds: dict[str, float | str] = field(default_factory=dict)
     accelerations: dict[str, float | str] = field(default_factory=dict)
     static: bool = False
-    loads: dict[str, list[float]] = field(default_factory=dict)
+    loads: dict[str, list[float | str]] = field(default_factory=dict)
     gravity: bool = True
     tol: float = 1e-10
 
@@ -74,40 +74,37 @@ def request_from_defaults(model) -> ForcesRequest:
 
 
 # -- quantities with units ----------------------------------------------------------------------------
-def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: int, where: str) -> float:
-    """A rate (``order`` 1: per s) or acceleration (2: per s^2) in SI: a plain number is in the
-    file's unit per s^order (``file_scale`` SI per file unit), a string may carry a unit
-    (``60rpm``, ``2 rad/s``, ``100 deg/s^2``, ``0.5 m/s``), parsed by pint (imported here only)."""
-    if isinstance(text, (int, float)):
-        return float(text) * file_scale
-    s = str(text).strip()
-    try:
-        return float(s) * file_scale
-    except ValueError:
-        pass
-    import pint
+def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: int, where: str,
+               units: dict[str, str] | None = None) -> float:
+    """A rate (``order`` 1: per s) or acceleration (2: per s^2) in SI. A plain number (or a
+    numeric string) is in the file's unit per s^order (``file_scale`` SI per file unit); a string
+    may carry a unit (``60rpm``, ``2 rad/s``, ``100 deg/s^2``, ``0.5 m/s``): converted to the
+    file's units (``units`` {"length", "angle"}) by :func:`linkcli.model.units.convert` (pint,
+    imported only then), then to SI. A number converted from a string in the file remembers its
+    kind (``Given``): a length for a rotation (or the reverse) is an error."""
+    from ..model.units import JOINT_ACCEL, JOINT_RATE, Given, UnitProblem, convert
 
-    ureg = _registry(pint)
-    target = ("radian" if is_rotation else "meter") + ("/second" if order == 1 else "/second**2")
-    try:
-        qty = ureg.Quantity(s)
-        return float(qty.to(target).magnitude)
-    except (pint.errors.PintError, ValueError, TypeError, AttributeError, AssertionError) as exc:
+    want = "angle" if is_rotation else "length"
+    kind = ""
+    if isinstance(text, str):
+        try:
+            value = float(text)
+        except ValueError:
+            try:
+                value = convert(text, JOINT_RATE if order == 1 else JOINT_ACCEL, units or {})
+            except UnitProblem as exc:
+                raise AnalysisInputError(f"{where}: {exc}. {exc.hint}") from None
+            kind = value.kind
+    else:
+        value, kind = float(text), getattr(text, "kind", "") if isinstance(text, Given) else ""
+    if kind and kind != want:
         what = ("an angular" if is_rotation else "a linear") + (" speed" if order == 1 else " acceleration")
         example = ("60rpm, 2 rad/s or 360 deg/s" if order == 1 else "10 rad/s^2") if is_rotation else \
             ("0.5 m/s or 20 mm/s" if order == 1 else "2 m/s^2")
-        raise AnalysisInputError(f"{where}: {s!r} is not {what} ({exc}); write a number in the file's units "
-                                 f"per second or a value with a unit, e.g. {example}") from None
-
-
-_UREG = None
-
-
-def _registry(pint):
-    global _UREG
-    if _UREG is None:
-        _UREG = pint.UnitRegistry()
-    return _UREG
+        raise AnalysisInputError(f"{where}: {text!r} is a {kind} rate, the joint needs {what}; write e.g. {example}")
+    if not np.isfinite(value):
+        raise AnalysisInputError(f"{where}: {text!r} is not a finite number")
+    return float(value) * file_scale
 
 
 def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) -> np.ndarray:
@@ -117,7 +114,8 @@ def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) 
     for name, v in values.items():
         k = actuated_index(mech, name, option)
         rot = bool(mech.q_is_rotation[mech.q_actuated[k]])
-        out[k] = parse_rate(v, rot, float(scale[k]), order, f"{option} {name}")
+        out[k] = parse_rate(v, rot, float(scale[k]), order, f"{option} {name}",
+                            {"length": mech.length_unit, "angle": mech.angle_unit})
     return out
 
 
@@ -138,13 +136,34 @@ def extra_loads(mech: CompiledMechanism, loads: dict[str, list[float]], option: 
     for name, force in loads.items():
         if name not in mech.frame_names:
             raise AnalysisInputError(f"{option}: unknown frame '{name}'. " + choices_hint("frames", name, named))
+        if mech.frame_link[mech.frame_names.index(name)] == 0:
+            raise AnalysisInputError(f"{option} {name}: a load on the base link '{mech.link_names[0]}' does nothing; "
+                                     "put it on a moving link's frame. " + choices_hint(
+                                         "frames", name, [n for n in named if not n.startswith(mech.link_names[0] + ".")]))
         if len(force) != dim:
             raise AnalysisInputError(f"{option} {name}: a force needs {dim} components (N, world frame), "
                                      f"got {len(force)}")
         f3 = np.zeros(3)
-        f3[:dim] = force
+        f3[:dim] = [_force(v, f"{option} {name}") for v in force]
         out.append(ks.ExtraLoad(mech.frame_names.index(name), f3, np.zeros(3)))
     return out
+
+
+def _force(value: float | str, where: str) -> float:
+    """A force component in N: a number, or a string with a unit (``2 kN``, pint)."""
+    from ..model.units import FORCE, UnitProblem, convert
+
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            try:
+                value = convert(value, FORCE, {})
+            except UnitProblem as exc:
+                raise AnalysisInputError(f"{where}: {exc}. {exc.hint}") from None
+    if not np.isfinite(value):
+        raise AnalysisInputError(f"{where}: a force component must be finite, got {value!r}")
+    return float(value)
 
 
 # -- the analysis ------------------------------------------------------------------------------------
@@ -322,6 +341,9 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
     messages = sweep_messages(mech, res, path)
+    if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
+        messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
+                        "equilibrium everywhere); the first point is reported")
     if not eqs:
         messages.append("no rest position found: the holding torque keeps its sign along the sweep "
                         "(sweep a wider range, or start nearer with --set)")

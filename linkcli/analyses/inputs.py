@@ -7,6 +7,7 @@ SI on arrays): it resolves names, converts units, builds sweep paths, and raises
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from ..core.mechanism import CompiledMechanism
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
+from ..model.sizes import joint_value_problem, sweep_points, sweep_size_problem
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,10 @@ class Sweep:
     to: float
     step: float | None = None
     num: int | None = None
+
+    def count(self) -> float:
+        """Number of points (a float: huge requests are counted before anything is allocated)."""
+        return sweep_points(self.from_, self.to, self.step, self.num)
 
     def values(self) -> np.ndarray:
         if self.num is not None:
@@ -44,19 +50,32 @@ def parse_sweep(text: str) -> Sweep:
         raise AnalysisInputError(f"--sweep {text!r}: write JOINT=FROM:TO:STEP (e.g. crank=0:360:1) "
                                  "or JOINT=FROM:TO:nNUM for NUM points")
     try:
-        lo, hi = float(parts[0]), float(parts[1])
+        lo, hi = finite_number(parts[0]), finite_number(parts[1])
         if parts[2].startswith("n"):
             num = int(parts[2][1:])
             if num < 1:
                 raise ValueError
-            return Sweep(name.strip(), lo, hi, num=num)
-        step = float(parts[2])
-        if step == 0:
-            raise ValueError
-        return Sweep(name.strip(), lo, hi, step=step)
+            sweep = Sweep(name.strip(), lo, hi, num=num)
+        else:
+            step = finite_number(parts[2])
+            if step == 0:
+                raise ValueError
+            sweep = Sweep(name.strip(), lo, hi, step=step)
     except ValueError:
-        raise AnalysisInputError(f"--sweep {text!r}: FROM and TO must be numbers, STEP a nonzero number "
-                                 "(or nNUM with NUM >= 1)") from None
+        raise AnalysisInputError(f"--sweep {text!r}: FROM and TO must be finite numbers, STEP a nonzero finite "
+                                 "number (or nNUM with NUM >= 1)") from None
+    problem = sweep_size_problem(sweep.count(), f"--sweep {text!r}")
+    if problem:
+        raise AnalysisInputError(problem)
+    return sweep
+
+
+def finite_number(text: str) -> float:
+    """``float(text)`` refusing nan and +-inf (ValueError), which no option of linkcli means."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
 
 
 def parse_assignment(text: str, option: str) -> tuple[str, float]:
@@ -65,9 +84,9 @@ def parse_assignment(text: str, option: str) -> tuple[str, float]:
     try:
         if not sep:
             raise ValueError
-        return name.strip(), float(value)
+        return name.strip(), finite_number(value)
     except ValueError:
-        raise AnalysisInputError(f"{option} {text!r}: write NAME=VALUE, e.g. crank=30") from None
+        raise AnalysisInputError(f"{option} {text!r}: write NAME=VALUE with a finite number, e.g. crank=30") from None
 
 
 def actuated_index(mech: CompiledMechanism, name: str, option: str) -> int:
@@ -94,7 +113,21 @@ def actuated_values(mech: CompiledMechanism, values: dict[str, float], option: s
     for name, v in values.items():
         k = actuated_index(mech, name, option)
         out[k] = v * scale[k]
+        if option == "--set":  # positions only: rates and accelerations may be large
+            check_joint_value(mech, k, out[k], f"{option} {name}={v:g}")
     return out
+
+
+def check_joint_value(mech: CompiledMechanism, k: int, value_si: float, what: str) -> None:
+    """AnalysisInputError when actuated variable ``k``'s value (SI) is not finite or too large
+    for float64 to resolve to the solver's tolerance (:data:`linkcli.model.sizes.MAX_JOINT_MAGNITUDE`)."""
+    from ..core.loop_closure import length_scale
+
+    i = mech.q_actuated[k]
+    problem = joint_value_problem(float(value_si), bool(mech.q_is_rotation[i]), length_scale(mech))
+    if problem:
+        unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
+        raise AnalysisInputError(f"{what} {unit} {problem}")
 
 
 def format_inputs(mech: CompiledMechanism, a: np.ndarray, digits: int = 6) -> str:
@@ -113,10 +146,17 @@ def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], m
     consecutive points are neighbours, and written in plain row-major order)."""
     if not sweeps:
         return base[None, :].copy(), np.zeros(1, dtype=int)
+    counts = [s.count() for s in sweeps]
+    problem = sweep_size_problem(max(counts) if mode == "zip" else math.prod(counts), "the sweep")
+    if problem:
+        raise AnalysisInputError(problem)
     scale = actuated_scale(mech)
     idx = [actuated_index(mech, s.name, "--sweep") for s in sweeps]
     if len(set(idx)) != len(idx):
         raise AnalysisInputError("--sweep: the same variable is swept twice")
+    for s, k in zip(sweeps, idx):
+        for end in (s.from_, s.to):
+            check_joint_value(mech, k, end * scale[k], f"--sweep {s.name}: {end:g}")
     axes = [s.values() * scale[k] for s, k in zip(sweeps, idx)]
     if mode == "zip":
         n = {len(a) for a in axes}

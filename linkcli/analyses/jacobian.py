@@ -26,6 +26,10 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     """Assemble at the actuated values (file units; unset ones from the assembly estimate) and
     tabulate the actuated-rates -> effector-twist Jacobian. Returns (table, 1 if the point could
     not be assembled else 0)."""
+    if mech.n_actuated == 0:
+        raise AnalysisInputError(f"{mech.name}: no joint is actuated, and the Jacobian maps actuated rates to the "
+                                 "tool twist; mark the joints you drive with 'actuated: true' (for a free mechanism "
+                                 "such as a pendulum, use simulate)")
     if frame not in ("base", "effector"):
         raise AnalysisInputError(f"--frame must be base or effector, not {frame!r}")
     a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])
@@ -39,6 +43,11 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     out_scale = np.array([mech.length_scale] * n_lin + [mech.angle_scale] * (len(comps) - n_lin))
     in_scale = actuated_scale(mech)
     J_file = J * in_scale[None, :] / out_scale[:, None]
+    # the unit of each row's entries (output per input: m/deg is m/s per deg/s), one per input
+    # column, written once when the inputs share a unit
+    in_units = [mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit for i in mech.q_actuated]
+    out_units = [mech.length_unit] * n_lin + [mech.angle_unit] * (len(comps) - n_lin)
+    table.add("", "unit", "", [", ".join(dict.fromkeys(f"{o}/{u}" for u in in_units)) or "-" for o in out_units])
     for k, i in enumerate(mech.q_actuated):
         in_unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
         units = [f"{mech.length_unit}/{in_unit}"] * n_lin + [f"{mech.angle_unit}/{in_unit}"] * (len(comps) - n_lin)

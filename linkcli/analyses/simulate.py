@@ -16,12 +16,18 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.assembly import assemble
-from ..core.loop_closure import Status
+from ..core.loop_closure import Status, constraints
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
 from ..core.velocity import joint_rates
+from ..errors import AnalysisInputError
 from ..results import ResultTable
+from ..errors import AnalysisInputError
+from ..model.base import choices_hint
 from .inputs import actuated_values
+
+
+ASSEMBLY_TOL = 1e-10  # loop closure of the start (relative to the mechanism size, see assemble)
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ class SimulateRequest:
     every: int = 1
     set: dict[str, float] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
-    tol: float = 1e-10
+    tol: float = 1e-10  # relative Newton tolerance of a step (see core.dynamics.simulate)
 
 
 @dataclass(frozen=True)
@@ -48,13 +54,16 @@ class SimulateOutcome:
 def request_from_defaults(defaults) -> SimulateRequest:
     if defaults is None:
         return SimulateRequest()
-    return SimulateRequest(defaults.t_end, defaults.dt, defaults.every, dict(defaults.set), dict(defaults.rates))
+    return SimulateRequest(defaults.t_end, defaults.dt, defaults.every, dict(defaults.set), dict(defaults.rates),
+                           defaults.tol)
 
 
 def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Actuated values and rates (SI, (n_act,) each) at t = 0, and notes for the user."""
+    """Actuated values and rates (SI, (n_act,) each) at t = 0, and notes for the user. Rates of
+    variables that are not actuated are handled by :func:`initial_rates`."""
     a0 = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-    ad0 = actuated_values(mech, req.rates, "--rate")
+    actuated = {mech.q_names[i] for i in mech.q_actuated}
+    ad0 = actuated_values(mech, {k: v for k, v in req.rates.items() if k in actuated}, "--rate")
     notes = []
     for name, qi, kind, prof in zip(mech.driver_names, mech.driver_q, mech.driver_kind, mech.driver_profile):
         if kind != DRIVE_MOTION:
@@ -68,26 +77,37 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
 
 
 def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
-                 progress: Callable[[float], None] | None = None) -> SimulateOutcome:
+                 progress: Callable[[float], None] | None = None,
+                 stop: Callable[[], bool] | None = None) -> SimulateOutcome:
     """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
     state) or that stops early is not ok; what was computed is still in the table."""
     from ..core.dynamics import simulate
+    from ..model.sizes import simulation_size_problem
 
+    problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
+    if problem:
+        raise AnalysisInputError(problem)
     a0, ad0, messages = initial_state(mech, req)
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
     if massless:
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
-    start = assemble(mech, a0, mech.q_init, tol=req.tol)
+    start = assemble(mech, a0, mech.q_init, tol=ASSEMBLY_TOL)
     if start.status != Status.CONVERGED:
         loop = mech.joint_names[mech.loop_joint[start.worst_loop]] if mech.n_loops else "?"
         msg = (f"cannot assemble at the initial values: loop closed by joint {loop} keeps a residual of "
                f"{float(start.residual.max(initial=0)):.3g} (m or rad)")
         return SimulateOutcome(None, False, {"status": "no_assembly", "message": msg}, messages + [msg])
-    qd0 = joint_rates(mech, start.q, ad0)
+    try:
+        qd0, note = initial_rates(mech, start.q, ad0, req.rates)
+    except AnalysisInputError as exc:
+        msg = f"cannot start the simulation: {exc}"
+        return SimulateOutcome(None, False, {"status": "invalid_start", "message": msg}, messages + [msg])
+    if note:
+        messages.append(note)
     wall = time.perf_counter()
     try:
         res = simulate(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
-                       progress=progress)
+                       progress=progress, stop=stop)  # stop: Ctrl-C between chunks (issue 15)
     except ValueError as exc:
         msg = f"cannot start the simulation: {exc}"
         return SimulateOutcome(None, False, {"status": "invalid_start", "message": msg}, messages + [msg])
@@ -97,9 +117,66 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
         messages.append(res.message)
     table = simulation_table(mech, res, loaded, req)
     summary = _summary(mech, res, wall)
-    table.metadata["summary"] = summary
+    # the table holds no wall time: identical runs give byte-identical files (issue 15)
+    table.metadata["summary"] = {k: v for k, v in summary.items() if k != "wall_time_s"}
     table.metadata["events"] = messages
     return SimulateOutcome(table, res.ok, summary, messages, res)
+
+
+RATE_RTOL = 1e-9  # relative mismatch of a requested initial rate reported as a projection
+
+
+def initial_rates(mech: CompiledMechanism, q: np.ndarray, ad0: np.ndarray, rates: dict[str, float]
+                  ) -> tuple[np.ndarray, str]:
+    """Joint rates (n_q,) SI at the assembled ``q``, consistent with the loop closures and the
+    motion drivers' rates, as close as possible (least squares) to the requested rates:
+    ``rates`` (file units per s) for any variables by name; ``ad0`` (n_act,) SI the actuated
+    rates (given ones, 0 for the others, motion drivers' rates) used as before when only
+    actuated variables are named. Returns the rates and a note when the request had to be
+    projected (it was not consistent with the constraints), else "". When a variable that is not
+    actuated is named, the other actuated ones are free (they follow); motions fixed by nothing
+    requested get the minimum-norm rates (zero for an untouched free joint)."""
+    actuated = {mech.q_names[i] for i in mech.q_actuated}
+    if all(name in actuated for name in rates):  # the actuated variables parametrise the motion
+        return joint_rates(mech, q, ad0), ""
+    index = {name: i for i, name in enumerate(mech.q_names)}
+    for name in rates:
+        if name not in index:
+            raise AnalysisInputError(f"--rate: '{name}' is not a joint variable. "
+                                     + choices_hint("variables", name, list(index)))
+    n = mech.n_q
+    driven = {int(mech.driver_q[d]) for d in range(len(mech.driver_names)) if mech.driver_kind[d] == DRIVE_MOTION}
+    rows = [constraints(mech, q).J.reshape(-1, n)] if mech.n_constraints else []
+    rhs = [np.zeros(len(rows[0]))] if rows else []
+    for k, i in enumerate(mech.q_actuated):
+        if int(i) in driven:  # prescribed by its driver: a hard constraint
+            rows.append(np.eye(n)[[i]])
+            rhs.append([ad0[k]])
+    target_idx, target = [], []
+    for name, v in rates.items():  # the requested rates (unlisted actuated ones are free here)
+        i = index[name]
+        if i not in driven:
+            target_idx.append(i)
+            target.append(v * (mech.angle_scale if mech.q_is_rotation[i] else mech.length_scale))
+    C = np.vstack(rows) if rows else np.zeros((0, n))
+    c = np.concatenate([np.ravel(r) for r in rhs]) if rhs else np.zeros(0)
+    qd_p = np.linalg.lstsq(C, c, rcond=None)[0] if len(C) else np.zeros(n)
+    _, s, Vt = np.linalg.svd(C) if len(C) else (None, np.zeros(0), np.eye(n))
+    rank = int(np.sum(s > 1e-10 * max(s.max(initial=0.0), 1e-300)))
+    Z = Vt[rank:].T  # basis of the rates the constraints allow
+    T = np.array(target_idx, dtype=int)
+    y = np.linalg.lstsq(Z[T], np.asarray(target) - qd_p[T], rcond=1e-10)[0]
+    qd = qd_p + Z @ y
+    miss = np.abs(qd[T] - np.asarray(target))
+    if miss.max(initial=0.0) <= RATE_RTOL * max(1.0, np.abs(target).max(initial=0.0)):
+        return qd, ""
+    k = int(np.argmax(miss))
+    i = T[k]
+    unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
+    s_file = mech.angle_scale if mech.q_is_rotation[i] else mech.length_scale
+    return qd, (f"the initial rates are not consistent with the joints and drivers: projected onto the allowed "
+                f"motions (least squares); {mech.q_names[i]} starts at {qd[i] / s_file:.6g} {unit}/s instead of "
+                f"{target[k] / s_file:.6g}")
 
 
 def _summary(mech: CompiledMechanism, res, wall: float) -> dict:
@@ -109,6 +186,7 @@ def _summary(mech: CompiledMechanism, res, wall: float) -> dict:
             "t_end": float(res.t[-1]) if len(res.t) else 0.0, "wall_time_s": wall,
             "max_constraint_residual": float(res.constraint_residual.max(initial=0.0)),
             "max_energy_balance_error_J": float(np.abs(res.energy_balance_error).max(initial=0.0)),
+            "refined_steps": int(getattr(res, "refined_steps", 0)),
             "peak_driver_load": peak}
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.forward import effector_pose, frame_poses, link_poses
+from ..core.forward import effector_pose, frame_positions, link_poses
 from ..core.limits import NO_CONFIGURATION, NOT_CONVERGED, Limit, locate_limits, proven_unreachable, row_status
 from ..core.loop_closure import Status
 from ..core.mechanism import CompiledMechanism
@@ -40,6 +40,8 @@ class SolveRequest:
     accelerations: dict[str, float] = field(default_factory=dict)
     output_frames: list[str] | None = None
     tol: float = 1e-10
+    #: solve_sweep's ``method``: "many" when this process solves many sweeps (a study worker)
+    sweep_method: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
     path, order = sweep_path(mech, base, req.sweeps, req.mode)
     frames = _output_frames(mech, req.output_frames)
-    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method=req.sweep_method)
     ok = res.status == Status.CONVERGED
     q = np.where(ok[:, None], res.q, np.nan)
     q[:, mech.q_actuated] = path  # a failed row still says which input failed
@@ -80,16 +82,17 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
             qdd_act = actuated_values(mech, req.accelerations, "--acceleration")
             qdd = joint_accelerations(mech, res.q, qd, np.broadcast_to(qdd_act, (len(path), mech.n_actuated)))
             table.add_q(mech.q_names, np.where(ok[:, None], qdd, np.nan)[o], mech.q_is_rotation, "qdd", "s^2")
-    T_links = link_poses(mech, q)
-    _add_effector(table, mech, effector_pose(mech, T_links), o)
-    _add_frames(table, mech, frames, frame_poses(mech, T_links)[o], res.q[o], qd, qdd, ok[o], o)
+    T_eff, p_frames = _poses(mech, q)
+    _add_effector(table, mech, T_eff, o)
+    _add_frames(table, mech, frames, p_frames[o], res.q[o], qd, qdd, ok[o], o)
+    del T_eff, p_frames
     limits = locate_limits(mech, path, res.q, res.status, [e.index for e in res.events if e.kind == "singular_crossing"],
                            width=LIMIT_WIDTH * actuated_scale(mech), tol=req.tol)
     inv = np.argsort(o)  # solve index -> output row
     table.metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
     named: set[str] = set()
     for loop in fourbar_loops(mech):
-        mu = np.where(ok, transmission_angle(mech, loop, res.q), np.nan)
+        mu = np.where(ok, _by_chunks(lambda qc: transmission_angle(mech, loop, qc), res.q), np.nan)
         # rings sharing their coupler-output joint (loops sharing a pin, e.g. a coupling rod
         # over three wheels) are told apart by both coupler joints: pin2-pin3.transmission
         entity = mech.joint_names[loop.joints[2]]
@@ -108,6 +111,31 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     table.metadata["events"] = messages
     table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True))}
     return SolveOutcome(table, int((~ok).sum()), messages)
+
+
+#: rows per block of the pose computations: link poses are (rows, n_links, 4, 4) arrays
+#: (~0.8 KB per row for a four-bar), so long sweeps compute them block by block
+_POSE_ROWS = 32_768
+
+
+def _by_chunks(f, q: np.ndarray) -> np.ndarray:
+    """``f(q)`` evaluated on blocks of _POSE_ROWS rows of q (n, n_q), results stacked."""
+    if len(q) <= _POSE_ROWS:
+        return f(q)
+    return np.concatenate([f(q[s:s + _POSE_ROWS]) for s in range(0, len(q), _POSE_ROWS)])
+
+
+def _poses(mech: CompiledMechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(T_world_tool (n, 4, 4), frame origins (n, n_frames, 3) m) at q (n, n_q), through link
+    poses computed block by block (bounded memory for long sweeps)."""
+    n = len(q)
+    T_eff = np.empty((n, 4, 4))
+    p_frames = np.empty((n, mech.n_frames, 3))
+    for s in range(0, n, _POSE_ROWS):
+        T = link_poses(mech, q[s:s + _POSE_ROWS])
+        T_eff[s:s + _POSE_ROWS] = effector_pose(mech, T)
+        p_frames[s:s + _POSE_ROWS] = frame_positions(mech, T)
+    return T_eff, p_frames
 
 
 def _output_frames(mech: CompiledMechanism, names: list[str] | None) -> list[int]:
@@ -146,7 +174,7 @@ def _add_effector(table: ResultTable, mech: CompiledMechanism, T_path: np.ndarra
         table.add_angle("effector", c, rpy[:, k])
 
 
-def _add_frames(table, mech, frames, T_frames, q, qd, qdd, ok, o) -> None:
+def _add_frames(table, mech, frames, p_frames, q, qd, qdd, ok, o) -> None:
     axes = "xy" if mech.planar else "xyz"
     v = a = None
     if qd is not None:
@@ -154,7 +182,7 @@ def _add_frames(table, mech, frames, T_frames, q, qd, qdd, ok, o) -> None:
     for f in frames:
         name = mech.frame_names[f]
         for k, axis in enumerate(axes):
-            table.add_length(name, axis, T_frames[:, f, k, 3])
+            table.add_length(name, axis, p_frames[:, f, k])
         if v is not None:
             for k, axis in enumerate(axes):
                 table.add_length(name, f"v{axis}", np.where(ok, v[:, f, k], np.nan), per="s")

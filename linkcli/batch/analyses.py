@@ -35,7 +35,7 @@ def _given(options: Any) -> set[str]:
     return set(getattr(options, "model_fields_set", ()))
 
 
-def run_solve_job(mech, loaded, options) -> Outcome:
+def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.inputs import Sweep
     from ..analyses.solve import request_from_defaults, run_solve
 
@@ -46,7 +46,8 @@ def run_solve_job(mech, loaded, options) -> Outcome:
     req = replace(req, set={**req.set, **options.set}, rates={**req.rates, **options.rates},
                   accelerations={**req.accelerations, **options.accelerations},
                   mode=options.mode if "mode" in given else req.mode,
-                  output_frames=options.output_frames if "output_frames" in given else req.output_frames)
+                  output_frames=options.output_frames if "output_frames" in given else req.output_frames,
+                  sweep_method="many" if many else "auto")
     out = run_solve(mech, req, loaded)
     failure = next((m for m in out.messages if m.startswith("cannot")), "")
     if out.n_failed and not failure:
@@ -54,7 +55,7 @@ def run_solve_job(mech, loaded, options) -> Outcome:
     return Outcome(out.table, out.n_failed, out.table.n, list(out.messages), failure)
 
 
-def run_ik_job(mech, loaded, options) -> Outcome:
+def run_ik_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.ik import IKRequest, run_ik
 
     req = IKRequest([list(t) for t in options.targets], options.mode, dict(options.guess))
@@ -63,7 +64,7 @@ def run_ik_job(mech, loaded, options) -> Outcome:
     return Outcome(table, failed, table.n, [], failure)
 
 
-def run_jacobian_job(mech, loaded, options) -> Outcome:
+def run_jacobian_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.jacobian import run_jacobian
 
     table, failed = run_jacobian(mech, dict(options.set), options.frame, loaded)
@@ -71,14 +72,14 @@ def run_jacobian_job(mech, loaded, options) -> Outcome:
     return Outcome(table, failed, 1, [], failure)
 
 
-def run_simulate_job(mech, loaded, options) -> Outcome:
+def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
     try:
         from ..analyses.simulate import request_from_defaults, run_simulate
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
     req = request_from_defaults(loaded.model.analysis.simulate)
     given = _given(options)
-    changes = {k: getattr(options, k) for k in ("t_end", "dt", "every") if k in given}
+    changes = {k: getattr(options, k) for k in ("t_end", "dt", "every", "tol") if k in given}
     req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
     out = run_simulate(mech, req, loaded)
     n = out.table.n if out.table is not None else 0
@@ -87,7 +88,7 @@ def run_simulate_job(mech, loaded, options) -> Outcome:
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
-def run_forces_job(mech, loaded, options) -> Outcome:
+def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.forces import request_from_defaults, run_forces
     from ..analyses.inputs import Sweep
 
@@ -109,7 +110,9 @@ def run_forces_job(mech, loaded, options) -> Outcome:
 # --- end forces ---------------------------------------------------------------------------------------
 
 
-#: analysis name -> runner(mech, loaded, options) -> Outcome
+#: analysis name -> runner(mech, loaded, options, many=False) -> Outcome; ``many``: this process
+#: runs the analysis many times (a study's variants), so one-time costs such as loading
+#: compiled kernels pay off (solve then uses the compiled sweep kernel where it applies)
 ANALYSES: dict[str, Callable[..., Outcome]] = {
     "solve": run_solve_job,
     "ik": run_ik_job,
@@ -154,12 +157,12 @@ def probe_columns(name: str, mech, loaded, options) -> list[str] | None:
     return outcome.table.headers() if outcome.table is not None else None
 
 
-def run_analysis(name: str, mech, loaded, options) -> Outcome:
+def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcome:
     try:
         runner = ANALYSES[name]
     except KeyError:
         raise AnalysisUnavailable(f"unknown analysis '{name}'; this linkcli has: {', '.join(ANALYSES)}") from None
-    return runner(mech, loaded, options)
+    return runner(mech, loaded, options, many=many)
 
 
 __all__ = ["PROBES", "probe_columns", "ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]

@@ -157,7 +157,7 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
     units = []
     for (k, path, matched), uid in zip(files, uids):
         spec = JobSpec(uid, job_name, job.analysis, job.options,
-                       tuple(job.figures) if job.figures else None, tuple(job.checks))
+                       tuple(job.figures) if job.figures else None, tuple(job.checks), job.strict)
         name = (job.study.output if job.study is not None and job.study.output else None) or job.output
         output = os.path.join(out_dir, _output_name(uid, name, Path(path).stem, several, fmt))
         unit = UnitPlan(spec, path, output, study=job.study, timeout=limit)

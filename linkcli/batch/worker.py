@@ -49,6 +49,7 @@ class JobSpec:
     options: Any
     figures: tuple | None = None
     checks: tuple = ()
+    strict: bool = False  # the job's `strict: true`: warnings of the file make it invalid
 
 
 @dataclass(frozen=True)
@@ -180,11 +181,12 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     except MechanismFileError as exc:
         return _invalid(exc)
     warnings = [d.format() for d in loaded.warnings]
-    if getattr(spec, "strict", False) and loaded.warnings:
+    if spec.strict and loaded.warnings:
         return _invalid(MechanismFileError(strict_errors(loaded.warnings)), "strict: ")
     try:
         mech = compile_mechanism(loaded.model, file=path)
-        outcome = run_analysis(spec.analysis, mech, loaded, spec.options)
+        in_study = nominal or reference is not None  # a study's nominal or one of its variants
+        outcome = run_analysis(spec.analysis, mech, loaded, spec.options, many=in_study)
     except (AnalysisInputError, AnalysisUnavailable) as exc:
         return Evaluation(ERROR, _job_terms(str(exc)), warnings=warnings)
     except MechanismFileError as exc:

@@ -87,8 +87,10 @@ def handle_exception(exc: BaseException, show_traceback: bool) -> int:
         echo_err(f"error: {exc}")
         return ExitCode.USAGE
     if isinstance(exc, KeyboardInterrupt):
-        echo_err("interrupted")
-        return 130
+        from linkcli.errors import Terminated
+
+        echo_err("terminated" if isinstance(exc, Terminated) else "interrupted")
+        return 143 if isinstance(exc, Terminated) else 130
     if isinstance(exc, BrokenPipeError):  # e.g. `linkcli schema | head`: stop quietly
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -113,8 +115,18 @@ class LinkcliGroup(TyperGroup):
     """Typer's group with the single error handler around command execution."""
 
     def invoke(self, ctx: Any) -> Any:
+        import warnings
+
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                _quiet_numeric_warnings()
+                return super().invoke(ctx)
+        except _click_exception_base() as exc:  # usage errors quote the user's words: escaped
+            from linkcli.errors import visible
+
+            if isinstance(getattr(exc, "message", None), str):
+                exc.message = visible(exc.message)
+            raise
         except _PASS_THROUGH:
             raise
         except BaseException as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
@@ -135,8 +147,9 @@ app = typer.Typer(
          "Jacobians, dynamics. Data goes to stdout; progress, warnings and summaries to stderr.",
     epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain text: rich markup would eat "[s]" in "Time step [s]."
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -161,9 +174,41 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _raise_terminated(signum: int, frame: Any) -> None:
+    from linkcli.errors import Terminated
+
+    raise Terminated()
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM raises :class:`~linkcli.errors.Terminated` (a KeyboardInterrupt), so it runs the
+    same clean-up as Ctrl-C: the default SIGTERM action kills the process on the spot and
+    leaves temporary files behind. Only from the main thread (where signals are delivered)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``linkcli`` console script and ``python -m linkcli``."""
+    install_signal_handlers()
     app(args=argv, prog_name="linkcli")
 
 
-__all__ = ["app", "main", "handle_exception", "LinkcliGroup", "COMMAND_MODULES"]
+def _quiet_numeric_warnings() -> None:
+    """numpy's RuntimeWarnings (``invalid value encountered in divide`` with an internal file
+    path and line) never reach the user: every analysis reports non-finite results through its
+    status column and messages instead. Other warnings print as one line without a path."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+
+    def one_line(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001
+        echo_err(f"warning: {message}")
+
+    warnings.showwarning = one_line
+
+
+__all__ = ["app", "main", "handle_exception", "install_signal_handlers", "LinkcliGroup", "COMMAND_MODULES"]

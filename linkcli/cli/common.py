@@ -156,12 +156,15 @@ def emit_table(table: "ResultTable", *, output: Path | None, fmt: "DataFormat | 
 
     * ``output`` given: written atomically; the format is ``fmt`` when it is csv/json, else the
       file extension decides (unknown -> OutputError, exit 2). A summary line goes to stderr.
+      ``-o -`` writes the file format (``--format``, csv by default) to stdout.
     * no ``output``: ``table`` renders on stdout with rich (head and tail rows), ``csv``/``json``
       print the whole table on stdout and nothing else.
     """
     from linkcli.io.writers import dump_table, write_table
 
     fmt_name = getattr(fmt, "value", fmt)
+    if output is not None and is_stdout(output):
+        output, fmt_name = None, "csv" if fmt_name == "table" else fmt_name
     if output is not None:
         written = write_table(table, output, None if fmt_name == "table" else fmt_name)
         if not quiet:
@@ -174,6 +177,65 @@ def emit_table(table: "ResultTable", *, output: Path | None, fmt: "DataFormat | 
     else:
         dump_table(table, sys.stdout, fmt_name)
         sys.stdout.flush()
+
+
+class interrupt_requests:
+    """Context manager for long computations that can stop cleanly between chunks: while
+    active, the first Ctrl-C (SIGINT) or SIGTERM only sets a flag; ``with interrupt_requests()
+    as stop:`` gives ``stop()`` (True once a signal came) to pass to the computation, which ends
+    early with what it has. ``signal`` then names the signal (its exit code 128 + number). A
+    second signal behaves as without this (KeyboardInterrupt / Terminated). Outside the main
+    thread (where handlers cannot be set) ``stop`` is None."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        for sig in (signal.SIGINT, getattr(signal, "SIGTERM", None)):
+            if sig is not None:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return lambda: self.signal is not None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if self.signal is None:
+            self.signal = signum
+            return
+        previous = self._previous.get(signum)
+        if callable(previous):
+            previous(signum, frame)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        else:
+            from linkcli.errors import Terminated
+
+            raise Terminated()
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+
+    def exit_if_interrupted(self) -> None:
+        """After writing what was computed: exit 130 (SIGINT) or 143 (SIGTERM) with a note."""
+        if self.signal is not None:
+            import signal
+
+            echo_err("interrupted" if self.signal == signal.SIGINT else "terminated")
+            raise typer.Exit(128 + int(self.signal))
+
+
+def is_stdout(output: "Path | str | None") -> bool:
+    """Whether ``-o`` names standard output (``-o -``)."""
+    return output is not None and str(output) == "-"
 
 
 def finish(n_failed: int, n_cases: int, *, quiet: bool = False, what: str = "cases",

@@ -57,7 +57,7 @@ DataFormatOption = Annotated[
 
 OutputOption = Annotated[
     Optional[Path], typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
-                                 help="Write to FILE (.csv or .json) atomically instead of stdout.")]
+                                 help="Write to FILE (.csv or .json; .npz: binary, for large runs) atomically instead of stdout ('-': stdout).")]
 QuietOption = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress, warnings or summaries on stderr (errors still).")]
 

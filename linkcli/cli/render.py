@@ -1,8 +1,8 @@
 """Rich rendering of result tables on a terminal (rich is imported lazily).
 
 Files keep full precision (:mod:`linkcli.io.writers`); the terminal shows 6 significant digits,
-the first and last rows of long tables, and as many columns as fit the console width, with a
-caption saying what was left out and how to get everything (``--format csv`` or ``-o FILE``).
+the first and last rows of long tables and every column: a one-row table as name/value pairs,
+a wide one wrapped into several tables that each repeat the first column and ``status``.
 """
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ def _row_ranges(n: int, max_rows: int) -> list[tuple[int, int] | None]:
 
 def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, title: str | None = None,
                  columns: Sequence[str] | None = None) -> None:
-    """Print ``table`` with rich.
+    """Print ``table`` with rich, every column (headers carry the units).
 
-    ``columns``: headers to show (default all, in order); columns that do not fit the console
-    width are left out (the first one always shows) and the caption names how many. Rows:
-    the first and last ``max_rows // 2`` when there are more than ``max_rows``.
+    ``columns``: headers to show (default all, in order). A one-row table prints as name/value
+    pairs. A table wider than the console wraps: it prints as several tables of the columns
+    that fit, each repeating the first column and ``status`` (so a failed row is never shown
+    without its status). Rows: the first and last ``max_rows // 2`` when there are more than
+    ``max_rows``.
     """
     from rich import box
     from rich.table import Table
@@ -57,6 +59,16 @@ def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, t
 
     cols = [table.column(h) for h in columns] if columns is not None else list(table.columns)
     n = table.n
+    if n == 1 and len(cols) > 1:
+        pairs = Table(title=None if title is None else escape(title), caption="1 row", header_style="bold",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
+        pairs.add_column("column", overflow="fold")
+        pairs.add_column("value", justify="right", overflow="fold")
+        for c in cols:
+            pairs.add_row(escape(c.header), escape(format_cell(c.values[0].item(), c.kind)))
+        console.print(pairs)
+        return
+
     ranges = _row_ranges(n, max_rows)
     cells: list[list[str | None]] = []
     for c in cols:
@@ -68,32 +80,45 @@ def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, t
             else:
                 col_cells.extend(format_cell(v, kind) for v in c.values[part[0]:part[1]].tolist())
         cells.append(col_cells)
-
-    budget = max(console.width - 2, 20)
-    shown: list[int] = []
-    widths: dict[int, int] = {}
-    used = 0
-    for k, c in enumerate(cols):
-        need = max([len(c.header)] + [len(s) for s in cells[k] if s is not None]) + 3
-        if shown and used + need > budget:
-            break
-        shown.append(k)
-        widths[k] = need - 3  # + 2 padding + 1 separator
-        used += need
+    width = [max([len(c.header)] + [len(s) for s in cells[k] if s is not None]) for k, c in enumerate(cols)]
+    groups = _column_groups(cols, width, max(console.width - 2, 20))
 
     caption = f"{n} rows" + (f", {max_rows} shown" if n > max_rows else "")
-    if len(shown) < len(cols):
-        caption += (f"; {len(shown)} of {len(cols)} columns shown (all of them: --format csv|json or -o FILE)")
-    rich_table = Table(title=None if title is None else escape(title), caption=caption, header_style="bold",
-                       box=box.SIMPLE_HEAD, pad_edge=False)
-    for k in shown:
-        c = cols[k]
-        rich_table.add_column(escape(c.header), justify="right" if c.kind in ("float", "int") else "left",
-                              overflow="fold", min_width=widths[k])
     n_cells = len(cells[0]) if cells else 0
-    for i in range(n_cells):
-        rich_table.add_row(*(ELLIPSIS if cells[k][i] is None else escape(cells[k][i]) for k in shown))  # type: ignore[arg-type]
-    console.print(rich_table)
+    for g, group in enumerate(groups):
+        last = g == len(groups) - 1
+        part = f" (columns, part {g + 1} of {len(groups)})" if len(groups) > 1 else ""
+        rich_table = Table(title=None if title is None else escape(title) + part,
+                           caption=caption if last else None, header_style="bold", box=box.SIMPLE_HEAD,
+                           pad_edge=False)
+        for k in group:
+            c = cols[k]
+            rich_table.add_column(escape(c.header), justify="right" if c.kind in ("float", "int") else "left",
+                                  overflow="fold", min_width=min(width[k], 40))
+        for i in range(n_cells):
+            rich_table.add_row(*(ELLIPSIS if cells[k][i] is None else escape(cells[k][i]) for k in group))  # type: ignore[arg-type]
+        console.print(rich_table)
+
+
+def _column_groups(cols: list, width: list[int], budget: int) -> list[list[int]]:
+    """Column indices per printed table: each holds the first column and ``status`` (pinned)
+    and as many others, in order, as fit ``budget`` characters (at least one)."""
+    pinned = [0] + [k for k, c in enumerate(cols) if k and c.quantity == "status" and not c.entity]
+    rest = [k for k in range(len(cols)) if k not in pinned]
+    need = [w + 3 for w in width]  # + 2 padding + 1 separator
+    base = sum(need[k] for k in pinned)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = base
+    for k in rest:
+        if current and used + need[k] > budget:
+            groups.append(current)
+            current, used = [], base
+        current.append(k)
+        used += need[k]
+    groups.append(current)
+    first, status = pinned[:1], pinned[1:]
+    return [first + group + status for group in groups] if cols else [[]]
 
 
 __all__ = ["render_table", "format_cell"]

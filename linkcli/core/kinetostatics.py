@@ -144,11 +144,16 @@ def _generalized(planar: bool, lin: np.ndarray, ang: np.ndarray) -> np.ndarray:
 
 def _inertia_terms(model, bm: BodyMotion) -> tuple[np.ndarray, np.ndarray]:
     """``(force (n, n_b, 3), moment (n, n_b, 3))``: ``m a`` and ``I_w alpha + w x I_w w`` (about
-    the CG, world) of every body: the rate of change of its momentum."""
+    the CG, world) of every body: the rate of change of its momentum. Planar bodies turn about
+    z only: ``Izz alpha_z`` (no gyroscopic term)."""
     force = model.b_mass[None, :, None] * bm.acc
-    I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, model.b_inertia, bm.rot)
-    Iw = np.einsum("nbij,nbj->nbi", I_w, bm.omg)
-    moment = np.einsum("nbij,nbj->nbi", I_w, bm.alpha) + np.cross(bm.omg, Iw)
+    if model.planar:
+        moment = np.zeros_like(bm.alpha)
+        moment[..., 2] = model.b_inertia[None, :, 2, 2] * bm.alpha[..., 2]
+        return force, moment
+    I_w = bm.rot @ model.b_inertia[None] @ np.swapaxes(bm.rot, -1, -2)
+    Iw = (I_w @ bm.omg[..., None])[..., 0]
+    moment = (I_w @ bm.alpha[..., None])[..., 0] + np.cross(bm.omg, Iw)
     return force, moment
 
 
@@ -237,7 +242,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     ``ok`` (n,) marks the points whose kinematics succeeded (others: NO_ASSEMBLY); ``condition``
     (n,) the kinematic condition number (above SINGULAR_CONDITION: SINGULAR). Zero ``qd`` and
     ``qdd`` give kinetostatics. Raises ValueError when the actuated inputs do not determine the
-    motion of every link (free degrees of freedom: see :func:`static_equilibrium`).
+    motion of every loaded link (free degrees of freedom: see :func:`find_equilibria`).
     """
     q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd))
     n = len(q)
@@ -255,7 +260,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     nb, nj, n_act = len(mass), mech.n_joints, mech.n_actuated
     idx = np.flatnonzero(ok)
     warnings: list[str] = []
-    out = _empty(n, nb, nj, n_act, len(mech.axial_names), len(mech.torsional_names), status, warnings)
+    out = _empty(n, nb, nj, n_act, len(mech.axial_names), len(mech.torsional_names), status, ())
     if not len(idx):
         return out
     qs, qds, qdds = q[idx], qd[idx], qdd[idx]
@@ -267,7 +272,19 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     n_rows, n_gen = model.ri.shape[0], v_gen.shape[1]
     G, Q = np.zeros((len(idx), n_rows, n_gen)), np.zeros((len(idx), n_gen))
     _rows_and_loads(as_kernel(model), bm.pos, bm.rot, np.ascontiguousarray(qs), v_gen, drv, G, Q)
-    lam, redundant = _multipliers(model, G, Q - Ma, length_scale(dm))
+    lam, redundant, idle = _multipliers(model, G, Q - Ma, length_scale(dm))
+    unbalanced = np.zeros(len(idx), bool)
+    if idle:
+        f = Q - Ma
+        err = np.abs(np.einsum("nri,nr->ni", G, lam) - f).max(axis=1)
+        unbalanced = ~(err <= BALANCE_RTOL * np.maximum(np.abs(f).max(axis=1), np.abs(f).max(initial=0.0)))
+        if unbalanced.all():
+            raise ValueError(f"the actuated inputs do not determine the motion of every link ({idle} free degree(s) "
+                             "of freedom) and the loads move them: inverse dynamics needs every loaded degree of "
+                             "freedom actuated; for a mechanism with free inputs use the static equilibrium")
+        warnings.append(f"{idle} idle degree(s) of freedom the inputs do not drive (e.g. a link spinning about its "
+                        "own axis): they carry no load" + (f"; at {int(unbalanced.sum())} point(s) the loads move "
+                                                            "them (status singular)" if unbalanced.any() else ""))
     if redundant:
         warnings.append(f"{redundant} redundant constraint equation(s): the mechanism is statically indeterminate, "
                         "reactions are the minimum-norm solution")
@@ -275,13 +292,12 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     drv_rows = np.flatnonzero(model.ri[:, R_DRV] >= 0)
     driver_force = np.zeros((len(idx), n_act))
     driver_force[:, model.ri[drv_rows, R_DRV]] = -lam[:, drv_rows]
-    bad = ~np.all(np.isfinite(lam), axis=1)
+    bad = ~np.all(np.isfinite(lam), axis=1) | unbalanced
     F_sh, M_sh = _shaking(dm, model, bm, f_in, m_in)
-    R_child = _joint_frames(dm, s.link_pose)
+    f_local, m_local = _to_joint_frames(dm, s.link_pose, s.force, s.moment)
     fill = {
         "driver_force": driver_force, "reaction_force": s.force, "reaction_moment": s.moment,
-        "reaction_force_local": np.einsum("njab,nja->njb", R_child, s.force),
-        "reaction_moment_local": np.einsum("njab,nja->njb", R_child, s.moment),
+        "reaction_force_local": f_local, "reaction_moment_local": m_local,
         "axial": s.axial, "torsional": s.torsional, "inertia_force": -f_in, "inertia_moment": -m_in,
         "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
         "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
@@ -291,7 +307,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         arr = getattr(out, name)
         arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)
     status[idx[bad]] = SINGULAR
-    return out
+    return replace(out, warnings=tuple(warnings))
 
 
 def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
@@ -300,26 +316,35 @@ def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
                         f(nb, 3), f(nb, 3), f(3), f(3), f(), f(), f(), f(), f(), f(), f(), warnings)
 
 
-def _multipliers(model, G: np.ndarray, rhs: np.ndarray, size: float) -> tuple[np.ndarray, int]:
-    """``lambda`` (n, n_rows) with ``G^T lambda = rhs`` at every point, and the number of
-    redundant rows. Scaled like simulate's reactions (angular rows times ``size`` m, rotational
-    columns divided by it): square systems are solved by LU, redundant ones (more rows than body
-    coordinates, full column rank) for the minimum-norm scaled multipliers
-    ``Gs (Gs^T Gs)^-1 rhs_s``. Singular points get NaN."""
+def _multipliers(model, G: np.ndarray, rhs: np.ndarray, size: float) -> tuple[np.ndarray, int, int]:
+    """``lambda`` (n, n_rows) with ``G^T lambda = rhs`` at every point, the number of redundant
+    rows and the number of idle freedoms. Scaled like simulate's reactions (angular rows times
+    ``size`` m, rotational columns divided by it): square systems are solved by LU, redundant ones
+    (more rows than body coordinates, full column rank) for the minimum-norm scaled multipliers
+    ``Gs (Gs^T Gs)^-1 rhs_s``. When the rows leave freedoms the inputs do not drive (idle motions
+    such as a coupler spinning about its own axis), the least-squares minimum-norm multipliers
+    (pseudo-inverse); the caller checks that the loads on those freedoms balance. Singular
+    points get NaN."""
     row_scale, col_scale = row_scaling(model, size)
     Gs = G * row_scale[:, None] * col_scale[None, :]
     b = rhs * col_scale
     n_rows, n_gen = G.shape[1], G.shape[2]
-    rank = matrix_rank(Gs[0]) if len(Gs) else n_rows
-    if n_rows < n_gen or rank < n_gen:
-        free = n_gen - min(rank, n_rows)
-        raise ValueError(f"the actuated inputs do not determine the motion of every link ({free} free degree(s) of "
-                         "freedom): inverse dynamics needs every degree of freedom actuated; for a mechanism with "
-                         "free inputs use the static equilibrium")
+    # the structural rank: the largest over a few points spread along the path (a point that
+    # happens to sit near a singular position must not decide it)
+    probe = np.unique(np.linspace(0, len(Gs) - 1, min(len(Gs), 5)).astype(int)) if len(Gs) else []
+    rank = max((matrix_rank(Gs[p]) for p in probe), default=min(n_rows, n_gen))
+    if rank < n_gen:
+        GsT = np.swapaxes(Gs, 1, 2)
+        lam_s = np.einsum("nri,ni->nr", np.linalg.pinv(GsT, rcond=1e-9), b)
+        return lam_s * row_scale, n_rows - rank, n_gen - rank
     A = np.swapaxes(Gs, 1, 2) if n_rows == n_gen else np.einsum("nri,nrj->nij", Gs, Gs)
     x = _solve_batch(A, b)
     lam_s = x if n_rows == n_gen else np.einsum("nri,ni->nr", Gs, x)
-    return lam_s * row_scale, n_rows - n_gen
+    return lam_s * row_scale, n_rows - n_gen, 0
+
+
+#: relative force-balance residual above which a point with idle freedoms is not balanced
+BALANCE_RTOL = 1e-8
 
 
 def _solve_batch(A: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -355,9 +380,24 @@ def _shaking(dm, model, bm: BodyMotion, f_in, m_in) -> tuple[np.ndarray, np.ndar
     return F, M
 
 
-def _joint_frames(dm, link_pose: np.ndarray) -> np.ndarray:
-    """(n, n_j, 3, 3) world rotation of each joint's child-side joint frame."""
-    return link_pose[:, dm.joint_child, :3, :3] @ dm.T_child_joint[None, :, :3, :3]
+def _to_joint_frames(dm, link_pose: np.ndarray, force: np.ndarray, moment: np.ndarray):
+    """World reactions (n, n_j, 3) in each joint's child-side joint-frame axes. Planar: one
+    rotation angle per joint frame (cos/sin arithmetic instead of 3x3 products)."""
+    if dm.planar:
+        R_link = link_pose[:, dm.joint_child][..., :2, 0]  # (cos, sin) of the child link
+        Rj = dm.T_child_joint[:, :2, 0]  # (cos, sin) of the joint frame on it
+        c = R_link[..., 0] * Rj[None, :, 0] - R_link[..., 1] * Rj[None, :, 1]
+        s = R_link[..., 1] * Rj[None, :, 0] + R_link[..., 0] * Rj[None, :, 1]
+        out = []
+        for v in (force, moment):
+            w = v.copy()
+            w[..., 0] = c * v[..., 0] + s * v[..., 1]
+            w[..., 1] = -s * v[..., 0] + c * v[..., 1]
+            out.append(w)
+        return out[0], out[1]
+    R = link_pose[:, dm.joint_child, :3, :3] @ dm.T_child_joint[None, :, :3, :3]
+    RT = np.swapaxes(R, -1, -2)
+    return (RT @ force[..., None])[..., 0], (RT @ moment[..., None])[..., 0]
 
 
 # --- static equilibrium ---------------------------------------------------------------------------
@@ -445,7 +485,7 @@ def _load_points(dm, q, qd, qdd) -> dict:
 def _virtual_power(dm, q, P, qd) -> np.ndarray:
     """Generalized applied force on one input ``Q = sum F . dp/dtheta`` (n,) for the point
     velocities ``P`` of a unit input rate (gravity, constant loads, springs)."""
-    mass = dm.link_mass[1:]
+    mass = inertial_properties(dm)[0]  # the dynamics model's body masses
     Qv = np.einsum("b,nbi,i->n", mass, P["cg"]["vel"], dm.gravity)
     live = dm.load_link > 0
     if live.any():
@@ -472,7 +512,7 @@ def _axial(P):
 def _power_derivative(dm, q, Pi, Pj, acc, qdi, qdj) -> np.ndarray:
     """``d Q_i / d theta_j`` (n,): ``acc`` holds the second derivatives ``d2/dtheta_i dtheta_j``
     of the load points, loaded links' rotations and joint variables (see :func:`_derivatives`)."""
-    mass = dm.link_mass[1:]
+    mass = inertial_properties(dm)[0]  # the dynamics model's body masses
     dQ = np.einsum("b,nbi,i->n", mass, acc["cg"], dm.gravity)
     live = dm.load_link > 0
     if live.any():
@@ -529,6 +569,22 @@ class Equilibrium:
 
 #: relative size of the holding torque (to the torques seen along the search) accepted at rest
 EQUILIBRIUM_RTOL = 1e-10
+#: holding torques below this fraction of the loads' own torque scale everywhere: balanced
+BALANCED_RTOL = 1e-9
+
+
+def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> float:
+    """A magnitude (N m) of the torques the loads could exert on the mechanism: weights, spring
+    forces at their free length plus the mechanism size, and constant loads, times the mechanism
+    size (m); the yardstick for "the holding torque is zero everywhere"."""
+    L = length_scale(mech)
+    g = np.linalg.norm(mech.gravity if gravity is None else gravity)
+    scale = float(np.sum(mech.link_mass) * g * L)
+    scale += float(np.sum(mech.axial_stiffness * (np.abs(mech.axial_free_length) + L)) * L)
+    scale += float(np.sum(mech.torsional_stiffness) * np.pi)
+    scale += float(np.sum(np.linalg.norm(mech.load_force, axis=-1)) * L + np.sum(np.linalg.norm(mech.load_torque, axis=-1)))
+    scale += sum(float(np.linalg.norm(ld.force)) * L + float(np.linalg.norm(ld.torque)) for ld in extra_loads)
+    return scale
 
 
 def classify(K: np.ndarray, scale: float) -> str:
@@ -565,6 +621,11 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     tau, K = st.holding, st.stiffness
     scale_tau = max(float(np.abs(tau).max(initial=0.0)), 1e-300)
     scale_k = float(np.abs(K).max(initial=0.0))
+    if scale_tau <= BALANCED_RTOL * load_torque_scale(mech, extra_loads, gravity):
+        # the holding torque vanishes along the whole path (a balanced mechanism, e.g. a
+        # zero-free-length spring compensating gravity): neutral equilibrium everywhere
+        i = idx[0]
+        return [Equilibrium(a_path[i].copy(), q_path[i].copy(), tau[0], K[0], "neutral everywhere", True, 0)]
     rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
     max_step = np.where(rot, 0.2, 0.1 * length_scale(mech))
 

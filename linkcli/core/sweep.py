@@ -28,7 +28,9 @@ numba is importable, ``LINKCLI_NO_JIT`` is unset, and
   kernel exists (the measured break-even with the numpy path is ~45-50k points), or
 * the sweep has at least :data:`COMPILED_MIN_POINTS_COLD` points (worth even a first compile),
 
-or always / never when the environment variable ``LINKCLI_SWEEP`` is ``compiled`` / ``numpy``
+or whenever it applies for callers that make many sweeps in one process (``method="many"``:
+a parameter study's workers, which pay the kernel's load once for thousands of variants), or
+always / never when the environment variable ``LINKCLI_SWEEP`` is ``compiled`` / ``numpy``
 (e.g. a long-running process making many small sweeps, or a benchmark). The choice depends on
 the inputs only, never on what ran before in the process, so a sweep's result is reproducible.
 Both paths give the same statuses and events and q within the solver tolerance (tested in
@@ -165,15 +167,21 @@ def _first_point(mech, a, q_start, tol):
 
 
 def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, *, tol: float = 1e-10,
-                max_step: float = np.radians(10.0)) -> SweepResult:
+                max_step: float = np.radians(10.0), method: str = "auto") -> SweepResult:
     """Solve the configuration along an ordered path of actuated values.
 
     Q_act (n, n_act) SI, consecutive points close to each other (a sweep, or a grid in
     serpentine order); q_start (n_q,) starting estimate for the first point (assembly mode).
+    ``method``: "auto" (the rule of the module docstring), or "many" for a caller that makes
+    many sweeps in one process (a study's worker): the compiled kernel whenever it applies and
+    numba is available, since its load cost is paid once per process. ``LINKCLI_SWEEP``
+    overrides both.
     """
     Q_act = np.atleast_2d(np.asarray(Q_act, dtype=float))
     q_start = np.asarray(q_start, dtype=float)
-    if _use_compiled(mech, len(Q_act)):
+    if method not in ("auto", "many"):
+        raise ValueError(f"solve_sweep: method must be 'auto' or 'many', not {method!r}")
+    if _use_compiled(mech, len(Q_act), many=method == "many"):
         return _solve_sweep_compiled(mech, Q_act, q_start, tol, max_step)
     return _solve_sweep_numpy(mech, Q_act, q_start, tol, max_step)
 
@@ -232,12 +240,12 @@ def _kernel_cached() -> bool:
     return numba_cache_exists(__file__, "planar_kernel.sweep-*.nbi")
 
 
-def _use_compiled(mech: CompiledMechanism, n: int) -> bool:
-    """The decision rule of the module docstring."""
+def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
+    """The decision rule of the module docstring (``many``: see solve_sweep's ``method``)."""
     choice = os.environ.get("LINKCLI_SWEEP", "auto").strip().lower()
     if choice == "numpy" or n < 1:
         return False
-    if choice != "compiled":
+    if choice != "compiled" and not many:
         if n < COMPILED_MIN_POINTS or (n < COMPILED_MIN_POINTS_COLD and not _kernel_cached()):
             return False
     return _planar_model(mech) is not None and _jit_available()
@@ -256,46 +264,20 @@ def _planar_model(mech: CompiledMechanism):
         return model
 
 
-def _planar_frame(T: np.ndarray):
-    """(x, y, c, s) of a 4x4 transform that is a planar pose, else None."""
-    tol = 1e-12
-    R = T[:3, :3]
-    if abs(T[2, 3]) > tol or np.abs(R[2, :2]).max() > tol or np.abs(R[:2, 2]).max() > tol or abs(R[2, 2] - 1) > tol:
-        return None
-    return (T[0, 3], T[1, 3], T[0, 0], T[1, 0])
-
-
 def _build_planar_model(mech: CompiledMechanism):
-    from .forward import _plan
+    from .forward import planar_frames, planar_steps
 
-    if not (mech.planar and mech.n_loops and mech.n_actuated and _square(mech)):
+    planar = planar_steps(mech)  # the planar test of joint frames and axes, written once there
+    if planar is None or not (mech.n_loops and mech.n_actuated and _square(mech)):
         return None
-    p = _plan(mech)
-    frames = {}
-    for name, Ts in (("fP", p.Tp), ("fPi", p.Tp_inv), ("fC", p.Tc), ("fCi", p.Tc_inv)):
-        rows = [_planar_frame(T) for T in Ts]
-        if any(r is None for r in rows):
-            return None
-        frames[name] = np.array(rows, dtype=np.float64).reshape(mech.n_joints, 4)
+    steps, vax = planar
     vrot = np.asarray(mech.q_is_rotation, dtype=np.int64)
-    vax = np.zeros((mech.n_q, 2))
-    for k, a in enumerate(mech.q_axis):
-        if vrot[k]:
-            if abs(abs(a[2]) - 1) > 1e-12 or np.abs(a[:2]).max() > 1e-12:
-                return None
-            vax[k, 0] = np.sign(a[2])
-        else:
-            if abs(a[2]) > 1e-12:
-                return None
-            vax[k] = a[:2]
-    stepi, stepf = [], []
-    for v, u, j, fwd, s, n, _ in p.steps:
-        stepi.append((v, u, s, n, int(fwd)))
-        stepf.append(frames["fP"][j].tolist() + frames["fCi"][j].tolist() if fwd
-                     else frames["fC"][j].tolist() + frames["fPi"][j].tolist())
+    stepi = [(st.v, st.u, st.s, st.n, int(st.forward)) for st in steps]
+    stepf = [list(st.before) + list(st.after) for st in steps]
+    fP, fC = planar_frames(mech.T_parent_joint), planar_frames(mech.T_child_joint)
     loopi = [(mech.joint_parent[j], mech.joint_child[j], mech.joint_q_start[j], mech.joint_q_count[j])
              for j in mech.loop_joint]
-    loopf = [frames["fP"][j].tolist() + frames["fC"][j].tolist() for j in mech.loop_joint]
+    loopf = [fP[j].tolist() + fC[j].tolist() for j in mech.loop_joint]
     lp = _loop_plan(mech)
 
     def i64(a, cols):  # writeable C-contiguous copies (one kernel signature for every mechanism)

@@ -179,7 +179,7 @@ def read_source(path: str | os.PathLike) -> bytes:
             if _is_stdin(info):
                 return _read_stdin()
             raise _not_regular(name, info.st_mode)
-        if hasattr(os, "set_blocking"):
+        if hasattr(os, "O_NONBLOCK"):  # POSIX (Windows has neither flag nor FIFOs to fear)
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read(MAX_BYTES + 1)

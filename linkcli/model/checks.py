@@ -7,6 +7,8 @@ file, line and column. Nothing here raises for bad input.
 
 from __future__ import annotations
 
+import math
+
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Literal
@@ -15,7 +17,7 @@ import numpy as np
 
 from .base import choices_hint
 from .mechanism import DHRow, Frame, Joint, Mechanism
-from .units import LENGTH_SCALE, STANDARD_GRAVITY, Given
+from .units import ANGLE_SCALE, LENGTH_SCALE, STANDARD_GRAVITY, Given
 
 #: a relative gap within which a gravity magnitude "is" g expressed in another length unit
 #: (g varies by 0.5 % over the Earth; 3 % also covers rounded values such as 9.8, 386, 32)
@@ -180,6 +182,10 @@ class Checker:
             for fname, f in link.frames.items():
                 self.frame(path + ("frames", fname), f)
             self.mass_properties(path, link.mass, link.cg, link.inertia)
+            for pname, pm in link.masses.items():  # point masses sit at a frame of this link
+                if pm.at not in link.frames:
+                    self.error(path + ("masses", pname, "at"), f"link '{name}' has no frame '{pm.at}'",
+                               choices_hint("frames", pm.at, list(link.frames)))
             if link.shape is not None:
                 if link.mass is not None or link.inertia is not None:
                     self.error(path + ("shape",), "shape computes mass and inertia; they are also given",
@@ -382,6 +388,7 @@ class Checker:
             elif isinstance(value, list):
                 self.error(("assembly", key), f"variable '{key}' takes one number, got a list",
                            f"Write {key}: <value>.")
+        self.angle_magnitudes(names)
         actuated = [v for v, a in names.items() if a]
         solve, sim = self.m.analysis.solve, self.m.analysis.simulate
         for section, block in (("solve", solve), ("simulate", sim)):
@@ -389,7 +396,11 @@ class Checker:
                 continue
             for field in ("set", "sweep", "rates", "accelerations"):
                 for key in getattr(block, field, {}) or {}:
-                    if key not in actuated:
+                    if section == "simulate" and field == "rates":  # any joint variable may start moving
+                        if key not in names:
+                            self.error(("analysis", section, field, key), f"unknown joint variable '{key}'",
+                                       choices_hint("variables", key, names))
+                    elif key not in actuated:
                         self.error(("analysis", section, field, key), f"'{key}' is not an actuated variable",
                                    choices_hint("actuated variables", key, actuated))
         if solve is not None:
@@ -402,6 +413,53 @@ class Checker:
                 elif r.step is not None and r.num is not None:
                     self.error(("analysis", "solve", "sweep", key, "num"), "a sweep takes step or num, not both",
                                "Remove step or num.")
+            self.run_sizes(solve, sim)
+        elif sim is not None:
+            self.run_sizes(None, sim)
+
+    def angle_magnitudes(self, names: dict[str, bool]) -> None:
+        """Angles of joint variables (assembly, analysis set/sweep) too large for float64 to
+        resolve to the solver's tolerance (see sizes.MAX_JOINT_MAGNITUDE) are refused."""
+        from .sizes import joint_value_problem
+
+        rad = math.pi / 180 if self.m.units.angle == "deg" else 1.0
+        rotation = {}
+        for jn, (jtype, _, _) in self.joints.items():
+            for v in variable_names(jn, jtype):  # revolute, universal and spherical variables are angles
+                rotation[v] = jtype in ("revolute", "universal", "spherical")
+        entries = []
+        for key, value in self.m.assembly.items():
+            if isinstance(value, list) and key in self.joints:
+                entries += [(("assembly", key, i), v, n) for i, (v, n) in
+                            enumerate(zip(value, variable_names(key, self.joints[key][0])))]
+            elif not isinstance(value, list):
+                entries.append((("assembly", key), value, key))
+        solve = self.m.analysis.solve
+        if solve is not None:
+            entries += [(("analysis", "solve", "set", k), v, k) for k, v in solve.set.items()]
+            for k, r in solve.sweep.items():
+                entries += [(("analysis", "solve", "sweep", k, "from"), r.from_, k), (("analysis", "solve", "sweep", k, "to"), r.to, k)]
+        for path, value, var in entries:
+            if rotation.get(var) and isinstance(value, (int, float)):
+                problem = joint_value_problem(value * rad, True)
+                if problem:
+                    self.error(path, f"{value:g} {self.m.units.angle} {problem}")
+
+    def run_sizes(self, solve, sim) -> None:
+        """Sweeps and simulations too large to compute at once are refused here, at their line."""
+        from .sizes import simulation_size_problem, sweep_points, sweep_size_problem
+
+        if solve is not None and solve.sweep:
+            counts = {k: sweep_points(r.from_, r.to, r.step, r.num) for k, r in solve.sweep.items()}
+            total = max(counts.values()) if solve.mode == "zip" else math.prod(counts.values())
+            problem = sweep_size_problem(total, "this sweep")
+            if problem:
+                key = max(counts, key=counts.get)
+                self.error(("analysis", "solve", "sweep", key), problem)
+        if sim is not None:
+            problem = simulation_size_problem(sim.t_end, sim.dt, sim.every)
+            if problem:
+                self.error(("analysis", "simulate", "dt"), problem)
 
     def topology(self) -> None:
         """Links reachable from the base through joints; loose links are errors or warnings."""
@@ -436,17 +494,49 @@ class Checker:
                 self.error(("links", name), f"link '{name}' is not connected to the base '{self.m.base}'",
                            "Add a joint that connects this group of links to the rest of the mechanism.")
 
+    def zero_length_links(self) -> None:
+        """A link held by exactly two point joints (planar revolute, spatial spherical) whose
+        joint frames coincide has no length: transmission angles and the Jacobian's condition
+        become undefined (NaN, inf) and the loop degenerates. Warned, with both frames named."""
+        point_joint = "revolute" if self.planar else "spherical"
+        ends: dict[str, list[tuple[str, str]]] = {}  # link -> [(joint, frame)]
+        for name, j in self.m.joints.items():
+            for ref in (j.parent, j.child):
+                link, _, frame = ref.partition(".")
+                ends.setdefault(link, []).append((name if j.type == point_joint else "", frame))
+        coords = [abs(c) for link in self.m.links.values() for f in link.frames.values() for c in f.origin]
+        tol = 1e-9 * max(coords, default=1.0) or 1e-12  # relative to the mechanism's size
+        for link, held in ends.items():
+            spec = self.m.links.get(link)
+            if spec is None or link == self.m.base or len(held) != 2 or not all(j for j, _ in held):
+                continue
+            (j1, f1), (j2, f2) = held
+            # a reference without a frame means the link's origin
+            p1, p2 = (spec.frames[f].origin if f else [0.0] * self.dim for f in (f1, f2))
+            if len(p1) != len(p2) or max((abs(a - b) for a, b in zip(p1, p2)), default=0.0) > tol:
+                continue
+            where = ("links", link, "frames", f2) if f2 else ("links", link)
+            self.warn(where, f"link '{link}' has zero length: the frames of its joints {j1} and {j2} "
+                      f"({f1 or 'origin'} and {f2 or 'origin'}) coincide, so angles along it are undefined "
+                      "(transmission angle NaN, Jacobian condition infinite)",
+                      "Give the two joint frames different positions (the link's length), or join the "
+                      "neighbouring links with one joint.")
+
     # -- units and physical plausibility (warnings; the units rule in model/units.py) ----------
     def physical(self) -> None:
         self.gravity_magnitude()
-        bodies = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames)
+        bodies = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames, [])
                   for name, link in self.m.links.items() if link.shape is None}
         if self.m.serial:
             for i, row in enumerate(self.m.serial.rows):
-                bodies[dh_link_name(row, i)] = (("serial", "rows", i), row.mass, row.cg, row.inertia, row.frames)
-        for name, (path, mass, cg, inertia, frames) in bodies.items():
+                bodies[dh_link_name(row, i)] = (("serial", "rows", i), row.mass, row.cg, row.inertia, row.frames,
+                                                [self._dh_joint_point(row)])
+        jointed = {r.split(".")[0] for j in self.m.joints.values() for r in (j.parent, j.child)}
+        for name, (path, mass, cg, inertia, frames, extra) in bodies.items():
+            if path[0] == "links" and name not in jointed:
+                continue  # not part of the mechanism (topology warns about it)
             self.mass_without_distribution(path, name, mass, cg, inertia)
-            self.inertia_plausible(path, name, mass, cg, inertia, frames)
+            self.inertia_plausible(path, name, mass, cg, inertia, frames, extra)
         self.spring_steps()
         self.quantity_kinds()
 
@@ -479,7 +569,16 @@ class Checker:
                   "Give cg: [x, ...] and inertia (kg m^2 about the cg), or a shape: {type: rod, ...} that "
                   "derives them.")
 
-    def inertia_plausible(self, path: tuple, name: str, mass, cg, inertia, frames) -> None:
+    def _dh_joint_point(self, row: DHRow) -> np.ndarray:
+        """Where a DH row's proximal joint lies in its link frame (file length unit): standard
+        DH puts the link frame at the distal joint, so the proximal one is at -R^T (a cos theta,
+        a sin theta, d) = (-a, -d sin alpha, -d cos alpha); modified DH at (0, 0, -d)."""
+        if self.m.serial is not None and self.m.serial.convention == "modified":
+            return np.array([0.0, 0.0, -row.d])
+        alpha = row.alpha * ANGLE_SCALE.get(self.m.units.angle, 1.0)
+        return np.array([-row.a, -row.d * np.sin(alpha), -row.d * np.cos(alpha)])
+
+    def inertia_plausible(self, path: tuple, name: str, mass, cg, inertia, frames, extra=()) -> None:
         I = inertia_matrix(inertia, self.planar) if inertia is not None else None
         if not mass or I is None:
             return
@@ -488,7 +587,7 @@ class Checker:
         if cg:
             c[: len(cg)] = cg
         points = [np.zeros(3)] + [np.pad(np.asarray(f.origin[:3], float), (0, 3 - len(f.origin[:3])))
-                                  for f in frames.values() if f.origin]
+                                  for f in frames.values() if f.origin] + list(extra)
         R = max(float(np.linalg.norm(p - c)) for p in points) * ls  # m
         if R <= 0:
             return
@@ -573,9 +672,9 @@ class Checker:
         for key, value in self.m.assembly.items():
             if not isinstance(value, list):
                 check(("assembly", key), value, var_joint.get(key))
-        for section in ("solve", "simulate"):
+        for section in ("solve", "simulate", "forces"):
             block = getattr(self.m.analysis, section)
-            for field in ("set", "rates", "accelerations"):
+            for field in ("set", "rates", "accelerations", "speed"):
                 for key, value in (getattr(block, field, None) or {}).items():
                     check(("analysis", section, field, key), value, var_joint.get(key))
             for key, r in (getattr(block, "sweep", None) or {}).items():
@@ -593,6 +692,7 @@ class Checker:
         self.references()
         self.topology()
         if not any(p.severity == "error" for p in self.problems):
+            self.zero_length_links()
             self.physical()
         return self.problems
 

@@ -8,7 +8,7 @@ a parameter study (variants of the mechanism document)::
     jobs:
       fourbar:
         files: ../fourbar.yaml
-        analysis: solve               # solve | ik | jacobian | simulate
+        analysis: solve               # solve | ik | jacobian | simulate | forces
         options: {sweep: {crank_pin: {from: 0, to: 360, step: 2}}}
         figures:
           - {range_of_motion: O4}
@@ -56,7 +56,7 @@ def _exactly_one(model: Strict, keys: tuple, what: str) -> list[str]:
 class Figure(Strict):
     """A number (or label) computed from a job's result table, reported per job or per variant.
 
-    One of: ``column`` with ``stat`` (min, max, mean, std, range, absmax, first, last over the
+    One of: ``column`` with ``stat`` (min, max, mean, std, range, absmax, first, last, rms over the
     column's finite values; a ``*`` in the column name matches any text); ``path_deviation: FRAME``
     (studies: largest distance between the frame's path in a variant and in the nominal
     mechanism at the same inputs, file length unit); ``range_of_motion: VARIABLE`` (max - min of a

@@ -63,7 +63,8 @@ def _frame_schema(schema: dict[str, Any]) -> None:
 class Frame(Strict):
     """A frame on a link. Planar: ``[x, y]``, ``[x, y, angle]`` or ``{origin: [x, y], angle: a}``.
     Spatial: ``[x, y, z]`` or ``{origin: [x, y, z], rpy: [r, p, y]}`` (or ``axis_angle`` or a
-    3x3 ``rotation``). Angles in the file's angle unit, lengths in its length unit."""
+    3x3 ``rotation``). Angles in the file's angle unit, lengths in its length unit. rpy is
+    ``Rz(yaw) Ry(pitch) Rx(roll)`` (fixed x, then y, then z): docs/format.md, "Links and frames"."""
 
     model_config = ConfigDict(json_schema_extra=_frame_schema)
 
@@ -125,15 +126,28 @@ class ShapeDisk(Strict):
 Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="type")]
 
 
+class PointMass(Strict):
+    """A point mass (counterweight, bob, flyball weight) at a frame of its link: adds its mass,
+    moves the link's CG and adds its parallel-axis inertia."""
+
+    at: Name  # a frame of this link
+    mass: Mass
+
+
 class Link(Strict):
     frames: dict[Name, Frame] = Field(default_factory=dict)
     mass: Optional[Mass] = None
     cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
     inertia: Optional[Inertia] = None
     shape: Optional[Shape] = None
+    masses: dict[Name, PointMass] = Field(default_factory=dict)  # point masses by name
 
 
 class Joint(Strict):
+    """A joint between a frame of the parent link and a frame of the child link. Its variables
+    move the child's joint frame relative to the parent's, all 0 when the frames coincide;
+    variables, axes, order and signs of every type: docs/format.md, "Joints"."""
+
     type: JointType
     parent: FrameRef
     child: FrameRef
@@ -169,7 +183,8 @@ class Serial(Strict):
     """A serial chain given by a DH table; expands into links ``name`` (default ``link1`` ...)
     and joints ``joint_name`` (default ``joint1`` ...). Each link gets frames ``origin`` (its
     body frame: the distal joint for standard DH, the proximal one for modified DH) and
-    ``joint`` (the joint frame of its proximal joint)."""
+    ``joint`` (the joint frame of its proximal joint). Conventions and a worked row:
+    docs/format.md, "serial"."""
 
     convention: Literal["standard", "modified"] = "standard"
     attach: FrameRef = ""  # link or link.frame the chain starts from; default: the base link
@@ -271,26 +286,32 @@ class SimulateDefaults(Strict):
     t_end: Annotated[float, Q(TIME, gt=0, doc="Duration")] = 1.0
     dt: Annotated[float, Q(TIME, gt=0, doc="Time step")] = 1e-3
     every: Annotated[int, Field(strict=True, ge=1)] = 1
-    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial actuated rates by variable name")]] = \
-        Field(default_factory=dict)
+    rates: dict[str, Annotated[float, Q(JOINT_RATE, doc="Initial rates by variable name (any joint variable; "
+                                              "projected onto the constraints)")]] = Field(default_factory=dict)
     set: dict[str, Annotated[float, Q(JOINT, doc="Initial actuated values by variable name")]] = \
         Field(default_factory=dict)
+    tol: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1e-3, description=(
+        "Relative tolerance of each time step's Newton iteration (dimensionless): momentum residual "
+        "relative to the step's force impulses, constraint residual relative to its displacement."))] = 1e-10
 
 
 class ForcesDefaults(Strict):
     """Defaults of `linkcli forces`: the motion (``set``/``sweep``/``mode``; default: the
-    ``solve`` block's), input speeds and accelerations (file units per s, per s^2, or a string
-    with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or accelerations),
-    extra ``loads`` (force in N, world components, at a frame: ``coupler.P: [0, -100]``) and
-    whether ``gravity`` acts."""
+    ``solve`` block's), input ``speed`` and ``accelerations`` (file units per s, per s^2, or a
+    string with a unit such as ``60 rpm``), ``static`` (kinetostatics: no velocities or
+    accelerations), extra ``loads`` (force in N, world components, at a frame:
+    ``coupler.P: [0, -100]``) and whether ``gravity`` acts."""
 
-    set: dict[str, Num] = Field(default_factory=dict)
+    set: dict[str, Annotated[float, Q(JOINT, doc="Actuated values by variable name")]] = Field(default_factory=dict)
     sweep: dict[str, SweepRange] = Field(default_factory=dict)
     mode: Literal["grid", "zip"] = "grid"
-    speed: dict[str, Union[Num, str]] = Field(default_factory=dict)
-    accelerations: dict[str, Union[Num, str]] = Field(default_factory=dict)
+    speed: dict[str, Annotated[float, Q(JOINT_RATE, doc="Input speed by variable name")]] = \
+        Field(default_factory=dict)
+    accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Input acceleration by variable name")]] = \
+        Field(default_factory=dict)
     static: Bool = False
-    loads: dict[FrameRef, Vec] = Field(default_factory=dict)
+    loads: dict[FrameRef, Annotated[list[float], Q(FORCE, "vector", doc="Force at the frame, world components")]] = \
+        Field(default_factory=dict)
     gravity: Bool = True
 
 

@@ -24,6 +24,7 @@ from .draw import add_scene_axes, draw_scene, new_figure, set_limits
 from .scene import (Scene, build_scene, effector_path, q_from_table, q_range_of, reference_size, swept_inputs)
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
+SVG_HASH_SALT = "linkcli"  #: fixed salt of the ids in SVG files (byte-identical reruns)
 TRANSMISSION_LIMITS_DEG = (40.0, 140.0)  # usual limits of a good transmission angle
 
 
@@ -45,8 +46,12 @@ def save_figure(fig, path: str | os.PathLike, dpi: float = 100) -> None:
     the same directory renamed over the target, so a failed write leaves no partial picture."""
     from ..io.writers import atomic_path
 
+    import matplotlib
+
     fmt = check_figure_path(path)
-    with atomic_path(path, suffix=f".{fmt}") as tmp:
+    # identical runs give identical files: SVG clip-path and other ids are hashes salted with a
+    # random uuid unless svg.hashsalt is set (PDF/PNG dates are left out by _metadata)
+    with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}), atomic_path(path, suffix=f".{fmt}") as tmp:
         fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_metadata(fmt))
 
 

@@ -8,7 +8,13 @@ the script copies the repository's tracked files to a temporary folder, plants t
 * ``caught``   -- the tests failed (good);
 * ``survived`` -- the tests passed with the bug in place (a gap in the tests);
 * ``stale``    -- the text to replace is no longer in the file (the code changed: update the
-  mutation so it plants the same bug in the new code).
+  mutation so it plants the same bug in the new code);
+* ``timeout``  -- the tests did not finish in time (neither caught nor survived: rerun with a
+  longer ``--timeout`` or a smaller test selection).
+
+First, every distinct test selection runs once on an UNMUTATED copy in the same environment;
+tests that fail there (e.g. a test of the numba dispatch, with numba off) are deselected for
+the mutations and listed, so a mutation only counts as caught by a test that passes without it.
 
 Usage (from the repository root; not part of CI: a full run takes several minutes)::
 
@@ -49,8 +55,8 @@ class Mutation:
     why: str
 
 
-UNITS = ("tests/test_dynamics_springs.py", "tests/test_dynamics_profiles.py", "tests/test_dynamics_fourbar.py",
-         "tests/test_compile.py", "tests/test_examples.py", "tests/reference")
+UNITS = ("tests/test_units_invariance.py", "tests/test_compile.py", "tests/test_dynamics_profiles.py",
+         "tests/test_dynamics_springs.py")
 KINEMATICS = ("tests/reference", "tests/test_kinematics_fast.py", "tests/test_compile.py", "tests/test_examples.py",
               "tests/test_examples_analyses.py")
 
@@ -60,8 +66,9 @@ MUTATIONS = [
              '"phase": d.phase * angle_scale', '"phase": d.phase', UNITS,
              "harmonic driver phase used in the file's angle unit (deg) as if radians"),
     Mutation("edge-spring-stiffness-unit", "linkcli/compile.py",
-             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls', 'axial_stiffness=arr([getattr(e, "stiffness", 0.0)',
-             UNITS, "linear spring stiffness not converted between length units"),
+             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) for _, e in axial])',
+             'axial_stiffness=arr([getattr(e, "stiffness", 0.0) / b.ls for _, e in axial])',
+             UNITS, "linear spring stiffness taken per file length unit (N/mm) instead of N/m"),
     Mutation("edge-spring-free-length-unit", "linkcli/compile.py",
              'getattr(e, "free_length", 0.0) * b.ls', 'getattr(e, "free_length", 0.0)', UNITS,
              "spring free length left in the file's length unit (mm as m)"),
@@ -89,16 +96,17 @@ MUTATIONS = [
     Mutation("core-rpy-order", "linkcli/core/transforms.py",
              "return rot_z(rpy[..., 2]) @ rot_y(rpy[..., 1]) @ rot_x(rpy[..., 0])",
              "return rot_x(rpy[..., 0]) @ rot_y(rpy[..., 1]) @ rot_z(rpy[..., 2])",
-             ("tests/test_transforms.py", "tests/test_examples.py", "tests/reference"),
+             ("tests/test_format_reference.py", "tests/test_transforms.py", "tests/test_examples.py",
+              "tests/reference"),
              "roll-pitch-yaw composed in the wrong order"),
     Mutation("core-universal-axis-order", "linkcli/compile.py",
              '"universal": [(X, True), (Y, True)]', '"universal": [(Y, True), (X, True)]',
-             ("tests/test_compile.py", "tests/test_examples.py", "tests/reference", "tests/test_gallery.py"),
+             ("tests/test_format_reference.py", "tests/test_compile.py", "tests/test_examples.py", "tests/reference"),
              "universal joint turns about y first (format says x, then y of the joint frame)"),
     Mutation("core-modified-dh-alpha-sign", "linkcli/compile.py",
              "T_parent = T_prev @ tf.dh_modified(0.0, 0.0, a, alpha)",
              "T_parent = T_prev @ tf.dh_modified(0.0, 0.0, a, -alpha)",
-             ("tests/reference", "tests/test_compile.py", "tests/test_examples.py", "tests/test_gallery.py"),
+             ("tests/test_format_reference.py", "tests/reference", "tests/test_compile.py", "tests/test_examples.py"),
              "modified DH twist angle with the wrong sign"),
     Mutation("core-acceleration-bias-dropped", "linkcli/core/velocity.py",
              "A[..., v, :] = A[..., u, :] + sign * term[..., s:s + n, :].sum(axis=-2)",
@@ -116,7 +124,32 @@ def _copy_repo(dst: Path) -> None:
             shutil.copy2(src, dst / rel)
 
 
-def run_one(m: Mutation, timeout: float) -> tuple[str, float, str]:
+def _pytest(root: Path, tests: tuple[str, ...], extra: list[str], timeout: float) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(root), LINKCLI_NO_JIT="1", NUMBA_DISABLE_JIT="1", CI="true",
+               PYTHONDONTWRITEBYTECODE="1")
+    present = [t for t in tests if (root / t.split("::")[0]).exists()]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *extra, *present]
+    return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _failures(stdout: str) -> list[str]:
+    """Node ids of the FAILED/ERROR lines of a pytest summary."""
+    return [ln.split(" ", 1)[1].split(" - ", 1)[0] for ln in stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+
+
+def baseline(tests: tuple[str, ...], timeout: float) -> tuple[str, list[str]]:
+    """('ok' or 'timeout', node ids failing on the unmutated code) for one test selection."""
+    with tempfile.TemporaryDirectory(prefix="linkcli-mut-baseline-") as tmp:
+        root = Path(tmp)
+        _copy_repo(root)
+        try:
+            proc = _pytest(root, tests, [], timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout", []
+        return "ok", _failures(proc.stdout)
+
+
+def run_one(m: Mutation, timeout: float, deselect: list[str]) -> tuple[str, float, str]:
     """(outcome, seconds, detail) of one planted bug."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"linkcli-mut-{m.id}-") as tmp:
@@ -127,19 +160,16 @@ def run_one(m: Mutation, timeout: float) -> tuple[str, float, str]:
         if text.count(m.old) != 1:
             return "stale", 0.0, f"{m.file}: the text to replace occurs {text.count(m.old)} times"
         path.write_text(text.replace(m.old, m.new), encoding="utf-8")
-        env = dict(os.environ, PYTHONPATH=str(root), LINKCLI_NO_JIT="1", NUMBA_DISABLE_JIT="1", CI="true",
-                   PYTHONDONTWRITEBYTECODE="1")
-        tests = [t for t in m.tests if (root / t.split("::")[0]).exists()]
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+        extra = ["-x"] + [f"--deselect={node}" for node in deselect]
         try:
-            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+            proc = _pytest(root, m.tests, extra, timeout)
         except subprocess.TimeoutExpired:
-            return "caught", time.perf_counter() - start, "timed out (counted as caught: the suite did not pass)"
+            return "timeout", time.perf_counter() - start, f"the tests did not finish in {timeout:.0f} s"
         seconds = time.perf_counter() - start
-        failed = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        failed = _failures(proc.stdout)
         if proc.returncode == 0:
             return "survived", seconds, "all selected tests passed"
-        return "caught", seconds, failed[0] if failed else proc.stdout.strip().splitlines()[-1]
+        return "caught", seconds, ("by " + failed[0]) if failed else proc.stdout.strip().splitlines()[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,15 +184,20 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.id:40s} {m.file:32s} {m.why}")
         return 0
+    selections = sorted({m.tests for m in chosen})
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda m: run_one(m, args.timeout), chosen))
-    for m, (outcome, seconds, detail) in zip(chosen, results):
+        base = dict(zip(selections, pool.map(lambda t: baseline(t, args.timeout), selections), strict=True))
+        for tests, (state, failing) in base.items():
+            if state != "ok" or failing:
+                print(f"baseline ({' '.join(tests)}): {state}; failing without any mutation, deselected: "
+                      f"{', '.join(failing) or '-'}", flush=True)
+        results = list(pool.map(lambda m: run_one(m, args.timeout, base[m.tests][1]), chosen))
+    for m, (outcome, seconds, detail) in zip(chosen, results, strict=True):
         print(f"{outcome:9s} {m.id:40s} {seconds:6.1f} s  {detail}", flush=True)
-    caught = sum(r[0] == "caught" for r in results)
-    survived = sum(r[0] == "survived" for r in results)
-    stale = sum(r[0] == "stale" for r in results)
-    print(f"\nscore: {caught}/{caught + survived} caught ({survived} survived, {stale} stale)")
-    return 0 if survived == 0 and stale == 0 else 1
+    count = {k: sum(r[0] == k for r in results) for k in ("caught", "survived", "stale", "timeout")}
+    print(f"\nscore: {count['caught']}/{count['caught'] + count['survived']} caught "
+          f"({count['survived']} survived, {count['stale']} stale, {count['timeout']} timed out)")
+    return 0 if count["caught"] == len(results) else 1
 
 
 if __name__ == "__main__":

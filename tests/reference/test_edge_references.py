@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kin_helpers import mech_from_yaml
 
 from linkcli.analyses.ik import IKRequest, run_ik
 from linkcli.analyses.inputs import Sweep
@@ -28,8 +29,6 @@ from linkcli.analyses.solve import SolveRequest, run_solve
 from linkcli.cli.common import load_and_compile
 from linkcli.core.loop_closure import constraints
 from linkcli.core.sweep import solve_sweep
-
-from kin_helpers import mech_from_yaml
 
 MECHANISMS = Path(__file__).resolve().parents[2] / "mechanisms"
 

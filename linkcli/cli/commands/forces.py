@@ -29,7 +29,8 @@ StaticOption = Annotated[bool, typer.Option(
     "--static", help="Kinetostatics: no velocities or accelerations (gravity, springs and loads only).")]
 LoadOption = Annotated[Optional[List[str]], typer.Option(
     "--load", metavar="FRAME=FX,FY[,FZ]", show_default=False,
-    help="Add a force in N (world components) at a frame, e.g. coupler.P=0,-100 (repeatable).")]
+    help="Add a force in N (world components; or with a unit: 0,-0.1kN) at a frame, e.g. coupler.P=0,-100 "
+         "(repeatable).")]
 GravityOption = Annotated[Optional[bool], typer.Option(
     "--gravity/--no-gravity", show_default=False, help="Include the file's gravity (default: as the file says).")]
 EquilibriumOption = Annotated[bool, typer.Option(
@@ -41,17 +42,15 @@ PlotOption = Annotated[Optional[Path], typer.Option(
          "diagrams and the shaking-force locus.")]
 
 
-def parse_load(text: str) -> tuple[str, list[float]]:
-    """``FRAME=FX,FY[,FZ]`` -> (frame, [fx, fy(, fz)])."""
+def parse_load(text: str) -> tuple[str, list[str]]:
+    """``FRAME=FX,FY[,FZ]`` -> (frame, components as written: N, or with a unit such as 2kN)."""
     from linkcli.errors import AnalysisInputError
 
     name, sep, value = text.partition("=")
-    try:
-        if not sep:
-            raise ValueError
-        return name.strip(), [float(v) for v in value.split(",")]
-    except ValueError:
-        raise AnalysisInputError(f"--load {text!r}: write FRAME=FX,FY (N, world frame), e.g. coupler.P=0,-100") from None
+    parts = [v.strip() for v in value.split(",")]
+    if not sep or not name.strip() or not all(parts):
+        raise AnalysisInputError(f"--load {text!r}: write FRAME=FX,FY (N, world frame), e.g. coupler.P=0,-100")
+    return name.strip(), parts
 
 
 def _text_pairs(items: list[str] | None, option: str) -> dict[str, str]:
@@ -93,8 +92,11 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
     --static the torques that hold loads, or with --equilibrium the rest positions.
     Example: linkcli forces mechanisms/fourbar.yaml --speed crank_pin=60rpm -o forces.csv"""
     if plot is not None:  # --plot: format and matplotlib checked before the run
+        from linkcli.errors import AnalysisInputError
         from linkcli.plot.figures import check_figure_path
 
+        if equilibrium:
+            raise AnalysisInputError("--plot draws forces along a sweep; it is not available with --equilibrium")
         check_figure_path(plot)
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)

@@ -20,12 +20,13 @@ GuessOption = Annotated[Optional[List[str]], typer.Option(
 
 
 def _numbers(text: str) -> list[float]:
+    from linkcli.analyses.inputs import finite_number
     from linkcli.errors import AnalysisInputError
 
     try:
-        return [float(v) for v in text.replace(" ", "").split(",") if v]
+        return [finite_number(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise AnalysisInputError(f"--target {text!r}: write comma-separated numbers, e.g. 1.5,2.0,30") from None
+        raise AnalysisInputError(f"--target {text!r}: write comma-separated finite numbers, e.g. 1.5,2.0,30") from None
 
 
 def ik(file: MechanismFile, target: TargetOption, mode: ModeOption = None, guess: GuessOption = None,
@@ -44,7 +45,8 @@ def ik(file: MechanismFile, target: TargetOption, mode: ModeOption = None, guess
     req = IKRequest([_numbers(t) for t in target], mode, dict(parse_assignment(g, "--guess") for g in guess or []))
     table, failed = run_ik(mech, req, loaded)
     emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: inverse kinematics")
-    finish(failed, table.n, quiet=quiet, what="targets", first_failure="not reached (see status and position_error)")
+    events = table.metadata.get("events") or ["not reached (see status and position_error)"]
+    finish(failed, table.n, quiet=quiet, what="targets", first_failure=events[0])
 
 
 def register(app: typer.Typer) -> None:

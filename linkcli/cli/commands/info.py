@@ -63,6 +63,33 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return json_safe(raw)
 
 
+def actuation_warnings(loaded: "LoadedMechanism", mech: "CompiledMechanism",
+                       rank: dict[str, Any] | None = None, over_only: bool = False) -> list["Diagnostic"]:
+    """A warning at ``joints`` when the number of actuated variables differs from the mobility
+    (by rank at the assembled configuration, else Gruebler): over-actuated inputs cannot all be
+    chosen (solve finds no assembly), under-actuated ones leave the pose undetermined (normal
+    for a mechanism meant for ``simulate``: ``over_only`` leaves that case out)."""
+    from linkcli.errors import Diagnostic
+
+    rank = rank_mobility(mech) if rank is None else rank
+    mobility = rank["mobility"] if rank["mobility"] is not None else mech.gruebler_mobility
+    by = "rank" if rank["mobility"] is not None else "Gruebler"
+    n_act = len(mech.q_actuated)
+    if n_act == mobility or (over_only and n_act < mobility):
+        return []
+    if n_act > mobility:
+        msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
+               "over-actuated, the inputs cannot all be chosen freely")
+        hint = "Set `actuated: false` on joints that follow the others."
+    else:
+        msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
+               "under-actuated, the pose is not determined by the inputs")
+        hint = ("Mark more joints `actuated: true` or check for missing joints, unless the extra freedom "
+                "is passive (e.g. a link spinning about the line through two spherical joints).")
+    line, col = loaded.line_of("joints")
+    return [Diagnostic(loaded.path, line, col, ("joints",), msg, hint, "warning")]
+
+
 def _si(values) -> float | list:
     import numpy as np
 
@@ -127,7 +154,6 @@ def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tupl
     """Plain data describing the mechanism (lengths/angles in the file's units) and the warnings
     (loader warnings plus actuation vs mobility)."""
     from linkcli.core.mechanism import JOINT_TYPE_NAMES
-    from linkcli.errors import Diagnostic
 
     m = loaded.model
     ls, as_ = mech.length_scale, mech.angle_scale
@@ -161,23 +187,8 @@ def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tupl
         })
     loops = [{"index": k, "closed_by": mech.joint_names[int(j)]} for k, j in enumerate(mech.loop_joint)]
     rank = rank_mobility(mech)
-    mobility = rank["mobility"] if rank["mobility"] is not None else mech.gruebler_mobility
-    by = "rank" if rank["mobility"] is not None else "Gruebler"
-
-    warnings = list(loaded.warnings)
+    warnings = list(loaded.warnings) + actuation_warnings(loaded, mech, rank)
     n_act = len(actuated)
-    if n_act != mobility:
-        if n_act > mobility:
-            msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
-                   "over-actuated, the inputs cannot all be chosen freely")
-            hint = "Set `actuated: false` on joints that follow the others."
-        else:
-            msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
-                   "under-actuated, the pose is not determined by the inputs")
-            hint = ("Mark more joints `actuated: true` or check for missing joints, unless the extra freedom "
-                    "is passive (e.g. a link spinning about the line through two spherical joints).")
-        line, col = loaded.line_of("joints")
-        warnings.append(Diagnostic(loaded.path, line, col, ("joints",), msg, hint, "warning"))
 
     def elements(section: dict, fields: tuple[str, ...]) -> list[dict[str, Any]]:
         out = []
@@ -193,8 +204,9 @@ def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tupl
         "name": m.name,
         "description": m.description.strip(),
         "kind": m.kind,
-        "units": {"length": mech.length_unit, "angle": mech.angle_unit, "mass": "kg", "force": "N",
-                  "torque": "N m", "time": "s"},
+        "units": {"length": mech.length_unit, "angle": mech.angle_unit, "mass": "kg", "inertia": "kg m^2",
+                  "gravity": "m/s^2", "force": "N", "torque": "N m", "stiffness": "N/m, N m/rad",
+                  "damping": "N s/m, N m s/rad", "time": "s"},
         "base": mech.link_names[0],
         "effector": mech.frame_names[mech.effector_frame],
         "counts": {"links": mech.n_links, "joints": mech.n_joints, "variables": mech.n_q, "loops": mech.n_loops,

@@ -7,12 +7,13 @@ fails when it is stale (fix: ``linkcli schema -o schemas/mechanism.schema.json``
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, Optional
 
 import typer
 
 from ..common import echo_err
-from ..options import OutputOption, QuietOption
+from ..options import QuietOption
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:linkcli:schema:mechanism"
@@ -53,13 +54,22 @@ def schema_text() -> str:
     return json.dumps(mechanism_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def schema(output: OutputOption = None, quiet: QuietOption = False) -> None:
-    """Print the JSON Schema of mechanism files, or write it to FILE (atomically)."""
+SchemaOutputOption = Annotated[
+    Optional[Path], typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
+                                 help="Write to FILE (.json) atomically instead of stdout ('-': stdout).")]
+
+
+def schema(output: SchemaOutputOption = None, quiet: QuietOption = False) -> None:
+    """Print the JSON Schema of mechanism files, or write it to FILE (.json, atomically)."""
     text = schema_text()
-    if output is None:
+    if output is None or str(output) == "-":
         typer.echo(text, nl=False)
         return
-    from linkcli.io.writers import atomic_write_text
+    from linkcli.io.writers import OutputError, atomic_write_text, is_special_file
+
+    if output.suffix.lower() != ".json" and not is_special_file(str(output)):  # /dev/null is fine
+        raise OutputError(f"cannot write the schema to '{output}': it is JSON; name the file .json "
+                          "(e.g. schemas/mechanism.schema.json)")
 
     atomic_write_text(output, text)
     if not quiet:

@@ -14,23 +14,26 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..common import echo_err, emit_table, finish, interrupt_requests, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 DtOption = Annotated[Optional[float], typer.Option("--dt", help="Time step [s].", show_default=False)]
 TEndOption = Annotated[Optional[float], typer.Option("--t-end", help="Duration [s].", show_default=False)]
 EveryOption = Annotated[Optional[int], typer.Option("--every", help="Save every N-th step.", show_default=False)]
+TolOption = Annotated[Optional[float], typer.Option(
+    "--tol", help="Relative Newton tolerance of a step (default 1e-10).", show_default=False)]
 SetOption = Annotated[Optional[List[str]], typer.Option(
     "--set", metavar="JOINT=VALUE", help="Initial actuated value (file units).", show_default=False)]
 RateOption = Annotated[Optional[List[str]], typer.Option(
-    "--rate", metavar="JOINT=VALUE", help="Initial actuated rate (file units per s).", show_default=False)]
+    "--rate", metavar="JOINT=VALUE", show_default=False,
+    help="Initial rate of any joint variable (file units per s); projected onto the constraints.")]
 PlotOption = Annotated[Optional[Path], typer.Option(  # --plot (linkcli.plot, `plot` extra)
     "--plot", metavar="FILE", dir_okay=False, show_default=False,
     help="Also write a figure (.png, .svg, .pdf): joint variables, driver loads, reactions, energy vs time.")]
 
 
 def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None, every: EveryOption = None,
-             set_: SetOption = None, rate: RateOption = None, output: OutputOption = None,
+             tol: TolOption = None, set_: SetOption = None, rate: RateOption = None, output: OutputOption = None,
              fmt: DataFormatOption = DataFormat.table, quiet: QuietOption = False, plot: PlotOption = None) -> None:
     """Simulate the mechanism's motion under gravity, springs, dampers, loads and drivers.
     Example: linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end 2 -o run.csv"""
@@ -47,16 +50,20 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
-    overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
-    if any(v <= 0 for v in overrides.values()):
-        raise AnalysisInputError("--dt, --t-end and --every must be positive")
+    overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every), ("tol", tol)) if v is not None}
+    if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
+        raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive finite numbers")
+    if tol is not None and not tol <= 1e-3:
+        raise AnalysisInputError(f"--tol {tol:g}: a relative tolerance above 1e-3 would accept inaccurate steps; "
+                                 "use 1e-12 .. 1e-6 (default 1e-10)")
     req = replace(req, **overrides,
                   set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
     if not quiet:
         _announce_first_compile()
-    with _progress(req.t_end, quiet) as progress:
-        outcome = run_simulate(mech, req, loaded, progress)
+    interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
+    with _progress(req.t_end, quiet) as progress, interrupted as stop:
+        outcome = run_simulate(mech, req, loaded, progress, stop=stop)
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
@@ -70,6 +77,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
                 echo_err(f"wrote {plot}")
     if not quiet:
         _print_summary(outcome.summary)
+    interrupted.exit_if_interrupted()  # after the rows computed so far are written (exit 130/143)
     finish(0 if outcome.ok else 1, 1, quiet=quiet, what="simulations", first_failure=outcome.summary.get("message", ""))
 
 
@@ -108,7 +116,8 @@ def _print_summary(s: dict) -> None:
     if "steps" not in s:
         return
     peak = ", ".join(f"{k} {v:.6g}" for k, v in s["peak_driver_load"].items()) or "no drivers"
-    echo_err(f"{s['status']}: {s['steps']} steps of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
+    refined = f" ({s['refined_steps']} refined into substeps)" if s.get("refined_steps") else ""
+    echo_err(f"{s['status']}: {s['steps']} steps{refined} of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
              f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual']:.3g}; "
              f"energy balance error {s['max_energy_balance_error_J']:.3g} J; peak driver load {peak}")
 

@@ -24,7 +24,9 @@ def check_file(path: str, strict: bool = False) -> dict[str, Any]:
         diags, omitted = list(exc.diagnostics), exc.omitted
         valid = False
     else:
-        diags, omitted = list(loaded.warnings), 0
+        from .info import actuation_warnings  # over-actuated: solve would find no assembly
+
+        diags, omitted = list(loaded.warnings) + actuation_warnings(loaded, _mech, over_only=True), 0
         valid = True
         if strict and diags:
             diags, valid = strict_errors(diags), False

@@ -24,8 +24,16 @@ generalized-velocity layout of :mod:`.model`):
    with ``p_{k+1/2}`` the right-hand side of step 1 (a momentum balance, so momentum maps are
    conserved to round-off whatever the Newton tolerance).
 
-The multipliers ``lambda_k`` (at q_k) and ``mu_k`` (at q_{k+1}) are first-order estimates
-with opposite leading errors; the node value ``(mu_{k-1} + lambda_k) / 2`` is second order.
+The impulses serve the momentum balance only; the reported multipliers (reactions) are computed
+from the saved states by :mod:`.node_multipliers`.
+
+Newton convergence is tested on scaled quantities (:func:`_residual`, :func:`_update_ratio`):
+momentum residuals relative to the step's force impulses, constraint residuals relative to the
+step's displacement, the update relative to both; at least one iteration. Neither the predictor
+nor the step matrices need the inverse of the mass matrix when a body has zero or tiny inertia
+(the full saddle-point matrix is factorised), so point masses and massless directions are legal
+whenever the constrained system is well posed. A step that fails or turns a body by more than
+``MAX_STEP_ROTATION`` is reported to the caller, which refines it (:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..jit import maybe_njit
-from .constraints import DRV_ANGLE, DRV_SLIDE, constraint_rows
+from .constraints import DRV_ANGLE, DRV_SLIDE, ROT_PERP, constraint_rows
 from .forces import applied_forces, damper_coordinates, damper_increment, load_work
 from .inertia import discrete_momentum, discrete_momentum_jacobian, mass_block, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
@@ -45,11 +53,19 @@ from .linalg import (copy1, copy2, copy3, invert3, lu_factor, lu_solve, reorthon
                      rotation_z)
 from .structs import Work
 
-OK, DIVERGED, SINGULAR, NOT_FINITE = 0, 1, 2, 3
-STATUS_NAMES = ("ok", "diverged", "singular", "diverged")
+OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE = 0, 1, 2, 3, 4
+STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged")
+# A step that turns a body by more than this (rad) is rejected and refined: at omega h = 0.5 the
+# Stoermer-Verlet phase error is already ~ (omega h)^2 / 24 = 1 % per step, and a Newton
+# iteration that lands on another root of the step equations (another assembly branch, a rod
+# flipped through its pivot) turns bodies by far more.
+MAX_STEP_ROTATION = 0.5
 SINGULAR_PIVOT = 1e-14  # smallest |pivot| / max|entry| of a step matrix before calling it singular
+ROUNDOFF = 64 * 2.22e-16  # relative round-off allowed in a residual (64 ulps of its largest term)
+TINY = 1e-300
+NEWTON_REGION = 1e-2  # largest last Newton update of an accepted step, relative to its displacement
 
-Out = namedtuple("Out", "pos rot ang vel omg q lam work")
+Out = namedtuple("Out", "pos rot ang vel omg q work")
 
 
 def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
@@ -66,87 +82,163 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
         q=cp(q), JW=z(nj, N_GEOMETRY, 3), Qf=z(n), G=z(n_rows, n), s=z(n_e), D=z(n_e, n),
         pos1=cp(pos), rot1=cp(rot), ang1=cp(ang), q1=cp(q), JW1=z(nj, N_GEOMETRY, 3), Qf1=z(n), G1=z(n_rows, n),
         g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows), K=z(N, N),
-        piv=np.zeros(N, dtype=np.int64), rhs=z(N), S=z(3, 3, 3), Ai=z(nb, 4, 3), X=z(n_rows, n), y=z(n))
+        piv=np.zeros(N, dtype=np.int64), rhs=z(N), S=z(3, 3, 3), Ai=z(nb, 4, 3), X=z(n_rows, n), y=z(n), acc=z(n))
 
 
 def make_out(m, n_save: int, n_q: int) -> Out:
-    """Output buffers for ``n_save`` saved nodes: body states, joint variables, node
-    multipliers (n_save, n_rows) (zero for inactive rows) and cumulative work (dampers,
-    drivers, loads)."""
-    nb, n_rows = m.b_mass.shape[0], m.ri.shape[0]
+    """Output buffers for ``n_save`` saved nodes: body states, joint variables and cumulative
+    work (dampers, drivers, loads)."""
+    nb = m.b_mass.shape[0]
     z = lambda *shape: np.zeros(shape)  # noqa: E731
     return Out(z(n_save, nb, 3), z(n_save, nb, 3, 3), z(n_save, nb), z(n_save, nb, 3), z(n_save, nb, 3),
-               z(n_save, n_q), z(n_save, n_rows), z(n_save, 3))
+               z(n_save, n_q), z(n_save, 3))
 
 
 # --- step 1: positions ----------------------------------------------------------------------------
 @maybe_njit
-def _predict(m, w, h, nrow):
-    """Initial guess of ``q_{k+1}``: for translations and planar rotations the step-1 equation
-    with the Jacobian ``G_k`` and the impulse guess ``nu``, ``h (P - G_k^T nu) / m`` (one Newton
-    iteration usually remains); ``h v`` for massless coordinates; spatial rotations by the
-    exponential map of ``h w``."""
+def _predict(m, w, h):
+    """Initial guess of ``q_{k+1}`` without any mass inverse (massless directions are legal):
+    ``q_k + h v_k + h^2/2 a`` with ``a = w.acc``, the velocity change of the previous step over
+    h (zero at the start); spatial rotations by the exponential map of ``h (w + h/2 a)``. The
+    impulses ``nu`` keep the previous step's values."""
     nd = 3 if m.planar else 6
+    hh = 0.5 * h * h
     for b in range(m.b_mass.shape[0]):
-        for c in range(3):  # planar: x, y, angle; spatial: x, y, z
-            i = nd * b + c
-            rot = m.planar and c == 2
-            mass = m.b_inertia[b, 2, 2] if rot else m.b_mass[b]
-            if mass > 0.0:
-                p = w.P[i]
-                for r in range(nrow):
-                    p -= w.G[r, i] * w.nu[r]
-                step = h * p / mass
-            else:
-                step = h * (w.omg[b, 2] if rot else w.vel[b, c])
-            if rot:
-                w.ang1[b] = w.ang[b] + step
-            else:
-                w.pos1[b, c] = w.pos[b, c] + step
+        o = nd * b
+        for c in range(3 if not m.planar else 2):
+            w.pos1[b, c] = w.pos[b, c] + h * w.vel[b, c] + hh * w.acc[o + c]
         if m.planar:
+            w.ang1[b] = w.ang[b] + h * w.omg[b, 2] + hh * w.acc[o + 2]
             rotation_z(w.rot1[b], w.ang1[b])
         else:
             copy2(w.rot1[b], w.rot[b])
-            rotate_world(w.rot1[b], (h * w.omg[b, 0], h * w.omg[b, 1], h * w.omg[b, 2]), w.S[0], w.S[1])
+            rotate_world(w.rot1[b], (h * w.omg[b, 0] + hh * w.acc[o + 3], h * w.omg[b, 1] + hh * w.acc[o + 4],
+                                     h * w.omg[b, 2] + hh * w.acc[o + 5]), w.S[0], w.S[1])
 
 
 @maybe_njit
-def _residual(m, w, h, nrow):
+def _residual(m, w, h, nrow, tol):
     """Step-1 residual ``w.r = M_d / h - P - f^- + G_k^T nu`` (``w.P = M v_k + h/2 Q_k``) at
-    the current iterate; returns the error in length/angle units: the larger of max|g| and
-    max ``|h r_i| / m_i``."""
+    the current iterate, and the convergence ratios ``(momentum, constraints)``: 1 or less means
+    converged. Scales (rotational entries divided by the model length ``m.length``, so that
+    everything is in N s and m):
+
+    * momentum: ``tol`` times the step's impulse scale ``I = max(h f_scale, |G_k^T nu|, h/2 |Q|,
+      damper impulses)`` (the reactions are then accurate to ``tol`` relative to the forces),
+      plus the round-off of the largest term of the sum and of the differences ``q_{k+1} - q_k``;
+    * constraints: ``tol`` times the step's largest displacement, plus round-off of the size.
+    """
     n = w.r.shape[0]
+    L = m.length
+    impulse = abs(h) * m.f_scale
+    big = 0.0
+    disp = 0.0
     for b in range(m.b_mass.shape[0]):
         mb = m.b_mass[b]
         if m.planar:
             w.r[3 * b] = mb * (w.pos1[b, 0] - w.pos[b, 0]) / h
             w.r[3 * b + 1] = mb * (w.pos1[b, 1] - w.pos[b, 1]) / h
             w.r[3 * b + 2] = m.b_inertia[b, 2, 2] * (w.ang1[b] - w.ang[b]) / h
+            disp = max(disp, abs(w.pos1[b, 0] - w.pos[b, 0]), abs(w.pos1[b, 1] - w.pos[b, 1]),
+                       abs(w.ang1[b] - w.ang[b]) * L)
+            # round-off of the differences q_{k+1} - q_k, as momenta
+            big = max(big, mb * max(abs(w.pos1[b, 0]), abs(w.pos1[b, 1])) / abs(h),
+                      m.b_inertia[b, 2, 2] * abs(w.ang1[b]) / (abs(h) * L))
         else:
+            big = max(big, mb * max(abs(w.pos1[b, 0]), abs(w.pos1[b, 1]), abs(w.pos1[b, 2])) / abs(h),
+                      (m.b_inertia[b, 0, 0] + m.b_inertia[b, 1, 1] + m.b_inertia[b, 2, 2]) / (abs(h) * L))
             p = discrete_momentum(m.b_inertia[b], w.rot[b], w.rot1[b], w.S[0], w.S[1])
             for i in range(3):
                 w.r[6 * b + i] = mb * (w.pos1[b, i] - w.pos[b, i]) / h
                 w.r[6 * b + 3 + i] = p[i] / h
+                disp = max(disp, abs(w.pos1[b, i] - w.pos[b, i]))
+            disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
     for i in range(n):
+        f = m.c_scale[i]
+        big = max(big, f * abs(w.r[i]), f * abs(w.P[i]))
+        impulse = max(impulse, 0.5 * abs(h) * f * abs(w.Qf[i]))
         w.r[i] -= w.P[i]
     for e in range(m.ei.shape[0]):  # - f^- = + c/2 ds grad s_k
         coef = 0.5 * m.ec[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
-            w.r[i] += coef * w.D[e, i]
-    for r in range(nrow):
-        nu = w.nu[r]
-        for i in range(n):
-            w.r[i] += w.G[r, i] * nu
-    err = 0.0
-    for r in range(nrow):
-        a = abs(w.g1[r])
-        if not a <= err:  # also propagates nan
-            err = a
+            t = coef * w.D[e, i]
+            w.r[i] += t
+            f = m.c_scale[i]
+            impulse = max(impulse, f * abs(t))
+    for i in range(n):  # G_k^T nu, by coordinate
+        t = 0.0
+        for r in range(nrow):
+            t += w.G[r, i] * w.nu[r]
+        w.r[i] += t
+        f = m.c_scale[i]
+        impulse = max(impulse, f * abs(t))
+        big = max(big, f * abs(t))
+    err_p = 0.0
     for i in range(n):
-        a = abs(w.r[i] * h) / m.m_scale[i]
-        if not a <= err:
-            err = a
-    return err
+        f = m.c_scale[i]
+        a = f * abs(w.r[i])
+        if not a <= err_p:  # also propagates nan
+            err_p = a
+    err_g = 0.0
+    for r in range(nrow):
+        a = abs(w.g1[r]) * (L if _angular_row(m, w.rows[r]) else 1.0)
+        if not a <= err_g:
+            err_g = a
+    return (err_p / (tol * impulse + ROUNDOFF * big + TINY),
+            err_g / (tol * disp + ROUNDOFF * _extent(m, w)))
+
+
+@maybe_njit
+def _extent(m, w):
+    """The larger of the model length and the largest |coordinate| of a body (m): the scale
+    of the round-off of positions."""
+    e = m.length
+    for b in range(m.b_mass.shape[0]):
+        for c in range(3):
+            e = max(e, abs(w.pos1[b, c]))
+    return e
+
+
+@maybe_njit(inline=True)
+def _angular_row(m, i):
+    """True for rows whose value is an angle or a dot product of directions (not a length)."""
+    k = m.ri[i, R_KIND]
+    return k == ROT_PERP or k == DRV_ANGLE
+
+
+@maybe_njit
+def _rotation_angle(R0, R1):
+    """Angle (rad, in [0, pi]) of the rotation ``R1 R0^T``."""
+    tr = 0.0
+    for i in range(3):
+        tr += R1[i, 0] * R0[i, 0] + R1[i, 1] * R0[i, 1] + R1[i, 2] * R0[i, 2]
+    return math.acos(min(1.0, max(-1.0, 0.5 * (tr - 1.0))))
+
+
+@maybe_njit
+def _update_ratio(m, w, h, nrow, tol):
+    """Size of the Newton update of the positions in ``w.rhs`` relative to
+    ``NEWTON_REGION`` times the step's displacement (from the trial ``q_{k+1}``; round-off floor
+    as in :func:`_residual`). Accuracy is the residuals' test; this one requires the iteration
+    to be inside Newton's region of quadratic convergence (a converged step's last update is
+    orders of magnitude below its displacement: measured 1e-5 on the W3 four-bar at dt 1e-3),
+    which a stagnating iteration or a jump to another root is not. (The impulses enter the
+    step equations linearly: their accuracy is what the momentum residual measures.)"""
+    n = w.r.shape[0]
+    L = m.length
+    disp = 0.0
+    for b in range(m.b_mass.shape[0]):
+        if m.planar:
+            disp = max(disp, abs(w.pos1[b, 0] - w.pos[b, 0]), abs(w.pos1[b, 1] - w.pos[b, 1]),
+                       abs(w.ang1[b] - w.ang[b]) * L)
+        else:
+            for i in range(3):
+                disp = max(disp, abs(w.pos1[b, i] - w.pos[b, i]))
+            disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
+    dq = 0.0
+    for i in range(n):
+        dq = max(dq, abs(w.rhs[i]) / m.c_scale[i])
+    return dq / (NEWTON_REGION * disp + ROUNDOFF * _extent(m, w))
 
 
 @maybe_njit
@@ -234,26 +326,31 @@ def evaluate_trial(m, w, nrow, drv1):
 @maybe_njit
 def position_step(m, w, nrow, h, drv1, tol, max_iter):
     """Step 1 (see module doc) into ``pos1, rot1, ang1, nu, JW1, G1, g1, s1, D1``; ``nu`` holds
-    the initial guess on entry, ``drv1`` the prescribed driver values at ``t_{k+1}``. Returns
-    ``(status, iterations, error)``."""
+    the initial guess on entry, ``drv1`` the prescribed driver values at ``t_{k+1}``. At least
+    one Newton iteration; converged when the scaled residuals of :func:`_residual` and the
+    scaled update of :func:`_update_ratio` are at most 1. Returns ``(status, iterations,
+    ratio)``, ratio the largest scaled residual (how many times the tolerance)."""
     momentum(m, w.rot, w.vel, w.omg, w.P, w.S[0])
     for i in range(w.P.shape[0]):
         w.P[i] += 0.5 * h * w.Qf[i]
-    _predict(m, w, h, nrow)
-    err = 0.0
-    for it in range(max_iter + 1):
-        evaluate_trial(m, w, nrow, drv1)
-        err = _residual(m, w, h, nrow)
-        if not math.isfinite(err):
-            return NOT_FINITE, it, err
-        if err <= tol:
-            return OK, it, err
-        if it == max_iter:
-            break
+    _predict(m, w, h)
+    evaluate_trial(m, w, nrow, drv1)
+    ratio = 0.0
+    for it in range(1, max_iter + 1):
+        _residual(m, w, h, nrow, tol)  # w.r at the iterate (the ratios are checked after the update)
         if not _newton_solve(m, w, h, nrow):
-            return SINGULAR, it, err
+            return SINGULAR, it, ratio
+        upd = _update_ratio(m, w, h, nrow, tol)
         _apply_increment(m, w, nrow)
-    return DIVERGED, max_iter, err
+        evaluate_trial(m, w, nrow, drv1)
+        rp, rg = _residual(m, w, h, nrow, tol)
+        ratio = max(rp, rg)
+        if not (math.isfinite(ratio) and math.isfinite(upd)):
+            return NOT_FINITE, it, ratio
+        if ratio <= 1.0 and upd <= 1.0:
+            return OK, it, ratio
+        ratio = max(ratio, upd)
+    return DIVERGED, max_iter, ratio
 
 
 # --- block-diagonal solves ------------------------------------------------------------------------
@@ -367,6 +464,15 @@ def velocity_step(m, w, nrow, h, rate1):
             return False
     elif not _kkt_solve(m, w, nrow):
         return False
+    for b in range(m.b_mass.shape[0]):  # the velocity change over h: the next predictor's acceleration
+        if m.planar:
+            w.acc[3 * b] = (w.rhs[3 * b] - w.vel[b, 0]) / h
+            w.acc[3 * b + 1] = (w.rhs[3 * b + 1] - w.vel[b, 1]) / h
+            w.acc[3 * b + 2] = (w.rhs[3 * b + 2] - w.omg[b, 2]) / h
+        else:
+            for i in range(3):
+                w.acc[6 * b + i] = (w.rhs[6 * b + i] - w.vel[b, i]) / h
+                w.acc[6 * b + 3 + i] = (w.rhs[6 * b + 3 + i] - w.omg[b, i]) / h
     for b in range(m.b_mass.shape[0]):
         if m.planar:
             w.vel[b, 0], w.vel[b, 1], w.vel[b, 2] = w.rhs[3 * b], w.rhs[3 * b + 1], 0.0
@@ -440,6 +546,8 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc):
     status, it, err = position_step(m, w, nrow, h, drv1, tol, max_iter)
     if status != OK:
         return status, it, err
+    if largest_rotation(m, w) > MAX_STEP_ROTATION:
+        return IMPLAUSIBLE, it, err
     _half_momentum(m, w, nrow)
     joint_variables(m, w.pos1, w.rot1, w.JW1, w.q, w.q1, w.S[0])
     applied_forces(m, w.pos1, w.rot1, w.JW1, w.q1, drv1, w.Qf1)
@@ -448,6 +556,17 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc):
     _add_work(m, w, nrow, h, drv0, drv1, acc)
     _commit(m, w)
     return OK, it, err
+
+
+@maybe_njit
+def largest_rotation(m, w):
+    """Largest rotation (rad) of a body from the state to the trial state of the step."""
+    worst = 0.0
+    for b in range(m.b_mass.shape[0]):
+        a = abs(w.ang1[b] - w.ang[b]) if m.planar else _rotation_angle(w.rot[b], w.rot1[b])
+        if not a <= worst:
+            worst = a
+    return worst
 
 
 @maybe_njit
@@ -482,28 +601,21 @@ def _save_state(w, out, row, acc):
 
 
 @maybe_njit
-def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row, out, acc, mu_prev, stats):
-    """Steps ``k0 .. k1-1`` (``k1 <= n_steps + 1``; step ``n_steps`` only supplies the last
-    node's multipliers). ``drv``/``rate`` (n_steps + 3, n_drivers): driver values and rates at
-    ``t = (i - 1) h``; ``save_row`` (n_steps + 1,): output row of each node or -1; ``mu_prev``
-    (n_rows,): ``mu_{k-1}`` of the active rows (in/out); ``stats[0]``: the largest number of
-    Newton iterations of a step (in/out). Returns ``(status, step reached, error)``."""
+def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row, out, acc, stats):
+    """Steps ``k0 .. k1-1`` (``k1 <= n_steps + 1``; at node ``n_steps`` only the state is
+    saved). ``drv``/``rate`` (n_steps + 3, n_drivers): driver values and rates at
+    ``t = (i - 1) h``; ``save_row`` (n_steps + 1,): output row of each node or -1; ``stats[0]``:
+    the largest number of Newton iterations of a step (in/out). Returns ``(status, node
+    reached, error)``; on failure the state is that of the node reached (saved)."""
     for k in range(k0, k1):
         row = save_row[k]
         if row >= 0:
             _save_state(w, out, row, acc)
+        if k == n_steps:
+            break
         status, it, err = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc)
         if status != OK:
-            if k == n_steps and row >= 0:  # look-ahead step only: first-order multipliers
-                for r in range(nrow):
-                    out.lam[row, w.rows[r]] = mu_prev[r]
-                return OK, k, err
             return status, k, err
         if it > stats[0]:
             stats[0] = it
-        for r in range(nrow):
-            lam = 2.0 * w.nu[r] / h
-            if row >= 0:
-                out.lam[row, w.rows[r]] = 0.5 * (mu_prev[r] + lam)
-            mu_prev[r] = 2.0 * w.nu2[r] / h
     return OK, k1, 0.0

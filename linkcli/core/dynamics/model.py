@@ -12,7 +12,7 @@ field        shape                content (SI)
 planar       int                  1 planar, 0 spatial
 b_mass       (n_b,)               kg
 b_inertia    (n_b, 3, 3)          kg m^2 about the CG, link axes (planar: Izz only)
-m_scale      (n,)                 mass or inertia of each generalized coordinate (residual scaling)
+c_scale      (n,)                 1 (translations) or 1/length (rotations) per generalized coordinate
 gravity      (3,)                 m/s^2
 ji           (n_j, 5)             J_TYPE, J_PA, J_PB (parent/child body), J_QS, J_QN (variables)
 jv           (n_j, 6, 3)          J_RA, J_RB joint-frame origins relative to the CG in body axes (world
@@ -30,6 +30,8 @@ li, lv       (n_l,), (n_l, 3, 3)  constant loads: body; (L_POINT rel. CG body ax
                                   L_TORQUE N m) world
 di           (n_d, 4)             torque drivers: D_JOINT, D_Q, D_DRIVER (profile column), D_ROT
 ei, ec       (n_e, 2), (n_e,)     dampers: (E_KIND axial/torsional, E_INDEX element), damping
+length       float                m, size of the mechanism (loop_closure.length_scale)
+f_scale      float                N, force typical of the loads (weights, springs, loads)
 schur        int                  1 when every body block is invertible and there are no dampers: the
                                   integrator then solves its step matrices by the constraint Schur
                                   complement (block-diagonal mass), else by LU of the whole matrix
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..loop_closure import length_scale
 from ..mechanism import DRIVE_TORQUE, CompiledMechanism
 from .bodies import body_links
 from .constraints import perpendiculars, row_table
@@ -60,40 +63,59 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     ``inertia (n_b, 3, 3)`` (possibly regularised, see :mod:`.bodies`)."""
     _, link_body = body_links(mech)
     planar = bool(mech.planar)
-    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, m_scale=_m_scale(mass, inertia, planar),
+    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, c_scale=_c_scale(planar, len(mass), length_scale(mech)),
                   gravity=mech.gravity, q_axis=mech.q_axis, q_rot=mech.q_is_rotation)
     fields.update(_joints(mech, link_body))
     rows = row_table(mech, joint_axes(mech))
     fields.update(ri=np.column_stack([rows["kind"], rows["joint"], rows["driver"]]).reshape(-1, 3),
                   rv=np.stack([rows["u"], rows["w"]], axis=1).reshape(-1, 2, 3))
     fields.update(_elements(mech, link_body))
-    fields["schur"] = int(_block_diagonal_invertible(mass, inertia, planar) and len(fields["ec"]) == 0)
-    return DynModel(**{k: v if k == "planar" else _kernel_array(v) for k, v in fields.items()})
+    size = length_scale(mech)
+    fields["schur"] = int(_block_diagonal_invertible(mass, inertia, planar, size) and len(fields["ec"]) == 0)
+    fields.update(length=float(size), f_scale=_force_scale(mech, mass, size))
+    scalars = ("planar", "schur", "length", "f_scale")
+    return DynModel(**{k: v if k in scalars else _kernel_array(v) for k, v in fields.items()})
+
+
+def _force_scale(mech, mass, size) -> float:
+    """A force (N) typical of the model's loads, for the integrator's convergence test: the
+    weight of all bodies, spring forces at a deflection of the mechanism size (torsional: its
+    torque over the size), the constant loads. Motion-dependent forces (constraint reactions,
+    inertia) are measured per step by the integrator itself."""
+    g = float(np.linalg.norm(mech.gravity))
+    f = float(np.sum(mass)) * g
+    f += float(np.sum(np.abs(mech.axial_stiffness))) * size
+    f += float(np.sum(np.abs(mech.torsional_stiffness))) / size
+    loads = mech.load_link > 0
+    f += float(np.sum(np.linalg.norm(mech.load_force[loads], axis=-1)))
+    f += float(np.sum(np.linalg.norm(mech.load_torque[loads], axis=-1))) / size
+    return f
 
 
 SCHUR_MAX_CONDITION = 1e4  # largest/smallest principal moment of a body solved by its inverse
 
 
-def _block_diagonal_invertible(mass, inertia, planar) -> bool:
-    """Every body has a positive mass and a well-conditioned rotational inertia (planar: Izz >
-    0; spatial: principal moments within a factor ``SCHUR_MAX_CONDITION``, a regularised rod
-    is not), so the step matrices can be solved through their constraint Schur complement."""
+def _block_diagonal_invertible(mass, inertia, planar, size) -> bool:
+    """Every body has a positive mass and a well-conditioned rotational inertia (planar: Izz
+    at least ``m (size / SCHUR_MAX_CONDITION)^2``, the inertia of a ring of radius size/1e4;
+    spatial: principal moments within a factor ``SCHUR_MAX_CONDITION``, a regularised rod is
+    not), so the step matrices can be solved through their constraint Schur complement;
+    otherwise (zero or tiny inertia, a point mass) the integrator solves the full saddle-point
+    system, which needs no inverse of the mass matrix."""
     if np.any(mass <= 0):
         return False
     if planar:
-        return bool(np.all(inertia[:, 2, 2] > 0))
+        return bool(np.all(inertia[:, 2, 2] > mass * (size / SCHUR_MAX_CONDITION) ** 2))
     eig = np.linalg.eigvalsh(inertia)
     return bool(np.all(eig[:, 0] * SCHUR_MAX_CONDITION > eig[:, 2]) and np.all(eig[:, 0] > 0))
 
 
-def _m_scale(mass, inertia, planar) -> np.ndarray:
-    """Per generalized coordinate: mass, or rotational inertia (planar Izz, spatial trace/3);
-    zeros raised to a tiny fraction of the largest value of their kind."""
-    rot = inertia[:, 2, 2] if planar else np.trace(inertia, axis1=1, axis2=2) / 3.0
-    mass = np.maximum(mass, 1e-12 * max(mass.max(initial=0.0), 1e-300))
-    rot = np.maximum(rot, 1e-12 * max(rot.max(initial=0.0), 1e-300))
-    cols = [mass, mass, rot] if planar else [mass, mass, mass, rot, rot, rot]
-    return np.column_stack(cols).ravel()
+def _c_scale(planar, n_bodies, length) -> np.ndarray:
+    """Per generalized coordinate: 1 for translations, ``1/length`` for rotations (1/m); turns
+    moments into forces and angles into lengths (divided/multiplied) in the integrator's
+    convergence tests."""
+    per_body = [1.0, 1.0, 1.0 / length] if planar else [1.0, 1.0, 1.0, 1.0 / length, 1.0 / length, 1.0 / length]
+    return np.tile(per_body, n_bodies)
 
 
 def _joints(mech, link_body) -> dict:

@@ -40,7 +40,8 @@ class SimulationResult:
     warnings: regularised masses, dropped redundant constraints, projections of the initial
         rates, ...
     dt (s): the step used (``t_end`` divided into whole steps); newton_iterations: largest
-    number of Newton iterations of a step.
+    number of Newton iterations of a step; refined_steps: steps that failed or were implausible
+    at dt and were recomputed as substeps (the saved grid is unchanged).
     """
 
     t: np.ndarray
@@ -70,6 +71,7 @@ class SimulationResult:
     warnings: tuple[str, ...]
     dt: float
     newton_iterations: int
+    refined_steps: int = 0
 
     @property
     def ok(self) -> bool:

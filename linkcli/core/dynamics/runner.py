@@ -5,6 +5,7 @@ and turn the saved states into a :class:`SimulationResult`."""
 from __future__ import annotations
 
 import math
+import time
 from typing import Callable
 
 import numpy as np
@@ -14,8 +15,9 @@ from ..mechanism import CompiledMechanism
 from . import integrator as it
 from .layout import R_DRV
 from .outputs import sample_outputs
-from .reactions import minimum_norm_multipliers
+from .node_multipliers import node_multipliers
 from .result import SimulationResult
+from ..profiles import evaluate_profile
 from .setup import all_rows, prepare, select_rows
 
 MAX_RESELECT = 5  # re-selections of the independent constraint rows per run
@@ -23,26 +25,35 @@ MAX_RESELECT = 5  # re-selections of the independent constraint rows per run
 
 def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end: float, dt: float,
              every: int = 1, tol: float = 1e-10, max_iter: int = 20,
-             progress: Callable[[float], None] | None = None) -> SimulationResult:
+             progress: Callable[[float], None] | None = None,
+             stop: Callable[[], bool] | None = None) -> SimulationResult:
     """Simulate the mechanism from the assembled joint variables ``q0`` (n_q,) (rad, m) with
     consistent joint rates ``qd0`` (n_q,) for ``t_end`` seconds with steps of about ``dt`` s
     (``t_end`` is divided into whole steps), saving every ``every``-th step and the last.
 
-    Newton stops when constraints and momentum balance hold to ``tol`` (m or rad); a step that
-    needs more than ``max_iter`` iterations ends the run with ``status != "ok"`` and what was
-    computed so far. ``progress(t)`` is called about 100 times. Raises ``ValueError`` for
-    invalid input (q0 not assembled, motion drivers contradicting q0 or each other).
+    ``tol`` (dimensionless) is the relative Newton tolerance of a step: momentum residuals
+    relative to the step's force impulses (so reactions are accurate to about ``tol`` of the
+    forces), constraint residuals relative to the step's displacement. A step whose Newton
+    iteration fails (more than ``max_iter`` iterations, singular matrix) or that turns a body
+    implausibly far is retried as 2, 4, ... 64 substeps (the saved grid is unchanged;
+    ``refined_steps`` counts them); if that fails too the run ends with ``status != "ok"``,
+    every good row so far and a message saying where and why. ``progress(t)`` is called about
+    100 times. Raises ``ValueError`` for invalid input (q0 not assembled, motion drivers
+    contradicting q0 or each other). ``stop()`` is asked after every compiled chunk of steps (about
+    :data:`CHUNK_SECONDS` of work each): when it returns True the run ends with ``status ==
+    "interrupted"`` and every saved row computed so far.
     """
     q0, qd0 = _check_inputs(mech, q0, qd0, t_end, dt, every)
+    if not (0 < tol <= 1e-3):
+        raise ValueError(f"tol must be in (0, 1e-3], got {tol}")
     setup, w, nrow = prepare(mech, q0, qd0, t_end, dt)
     n = setup.n_steps
     save_nodes = np.unique(np.r_[np.arange(0, n + 1, every), n])
     save_row = np.full(n + 1, -1, dtype=np.int64)
     save_row[save_nodes] = np.arange(len(save_nodes))
     out = it.make_out(setup.model, len(save_nodes), mech.n_q)
-    status, k_end, err, stats = _run(setup, w, nrow, tol, max_iter, save_row, out, progress)
+    status, k_end, message, stats = _run(setup, w, nrow, tol, max_iter, save_row, out, _Chunks(n, progress, stop))
     n_valid = int(np.sum(save_nodes <= k_end)) if status != it.OK else len(save_nodes)
-    message = "" if status == it.OK else _failure_message(status, k_end * setup.h, err, max_iter)
     return _result(setup, out, save_nodes[:n_valid], n_valid, status, message, stats)
 
 
@@ -64,63 +75,105 @@ def _check_inputs(mech, q0, qd0, t_end, dt, every):
 
 
 # --- run ----------------------------------------------------------------------------------------------
-def _run(setup, w, nrow, tol, max_iter, save_row, out, progress):
+MAX_SUBSTEPS = 64  # finest refinement of a failing step (in powers of two)
+
+
+def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: "_Chunks"):
+    """The time loop: compiled chunks of steps; a failing step is re-selected (rank change of
+    the constraints) or refined into substeps. Returns ``(status, node reached, message,
+    stats)``; stats = (largest Newton iterations, refined steps)."""
     h, n = setup.h, setup.n_steps
-    mu_prev = _backward_multipliers(setup, w, nrow, tol, max_iter)
-    acc, stats = np.zeros(3), np.zeros(1)
-    chunk = max(1, (n + 1) // 100) if progress is not None else n + 1
+    _warm_start(setup, w, nrow, tol, max_iter)
+    acc, stats = np.zeros(3), np.zeros(2)
     k, reselect = 0, 0
     while k <= n:
-        k1 = min(k + chunk, n + 1)
+        k1 = min(k + chunks.size(), n + 1)
         status, k_done, err = it.run_steps(setup.km, setup.wk, nrow, k, k1, n, h, setup.drv, setup.rate, tol, max_iter,
-                                           save_row, out, acc, mu_prev, stats)
+                                           save_row, out, acc, stats)
         if status == it.OK:
-            if progress is not None and min(k1, n) > min(k, n):
-                progress(min(k1, n) * h)
+            if chunks.done(k, k1, h) and k1 <= n:  # stop requested: nodes up to k1 - 1 are saved
+                return INTERRUPTED, k1 - 1, f"interrupted at t = {(k1 - 1) * h:.6g} s; the rows up to there are kept", stats
             k = k1
             continue
         if status == it.SINGULAR and reselect < MAX_RESELECT:
-            new_nrow = _reselect(setup, w, nrow, k_done, mu_prev)
+            new_nrow = _reselect(setup, w, nrow, k_done)
             if new_nrow is not None:
                 nrow, k, reselect = new_nrow, k_done, reselect + 1
                 continue
-        row = save_row[k_done]
-        if row >= 0:  # the node was saved before the failing step: first-order multipliers
-            out.lam[row, w.rows[:nrow]] = mu_prev[:nrow]
-        return status, k_done, err, stats
-    return it.OK, n, 0.0, stats
+        refined = _refine(setup, w, nrow, k_done, tol, max_iter, acc, stats)
+        if refined is None:
+            stats[1] += 1
+            k = k_done + 1
+            continue
+        status, t_fail, err = refined
+        return status, k_done, _failure_message(setup, w, nrow, status, k_done * h, t_fail, err, max_iter), stats
+    return it.OK, n, "", stats
 
 
-def _backward_multipliers(setup, w, nrow, tol, max_iter) -> np.ndarray:
-    """``mu_{-1}``: the start multipliers of a step from t = 0 back to -h (RATTLE is symmetric,
-    so they equal the end multipliers of the step -h -> 0); zeros if that step fails."""
-    mu = np.zeros(setup.model.ri.shape[0])
+_STATE_FIELDS = ("pos", "rot", "ang", "vel", "omg", "q", "JW", "Qf", "G", "s", "D", "nu", "acc")
+
+
+def _refine(setup, w, nrow, k, tol, max_iter, acc, stats):
+    """Retry step k (t_k -> t_k + h) as 2, 4, ... ``MAX_SUBSTEPS`` substeps. Returns None on
+    success (state at node k + 1, work added to ``acc``), else ``(status, time, error)`` of the
+    finest attempt's failing substep with the state of node k restored."""
+    saved = {f: getattr(w, f).copy() for f in _STATE_FIELDS}
+    t_k = k * setup.h
+    m = 2
+    failure = (it.DIVERGED, t_k, 0.0)
+    while m <= MAX_SUBSTEPS:
+        t = t_k + setup.h * np.arange(m + 1) / m
+        drv, rate = _drivers_at(setup, t)
+        trial_acc = acc.copy()
+        for j in range(m):
+            status, iters, err = it.advance(setup.km, setup.wk, nrow, setup.h / m, drv[j], drv[j + 1], rate[j + 1],
+                                            tol, max_iter, trial_acc)
+            if status != it.OK:
+                failure = (status, float(t[j]), err)
+                break
+            stats[0] = max(stats[0], iters)
+        else:
+            acc[:] = trial_acc
+            return None
+        for f, a in saved.items():
+            getattr(w, f)[...] = a
+        m *= 2
+    it.refresh(setup.km, setup.wk, nrow, setup.drv[k + 1])
+    return failure
+
+
+def _drivers_at(setup, t):
+    nd = len(setup.mech.driver_names)
+    drv, rate = np.zeros((len(t), nd)), np.zeros((len(t), nd))
+    for d, prof in enumerate(setup.mech.driver_profile):
+        drv[:, d], rate[:, d], _ = evaluate_profile(prof, t)
+    return drv, rate
+
+
+def _warm_start(setup, w, nrow, tol, max_iter) -> None:
+    """Impulse guess of the first step: the impulses of a step from t = 0 back to -h (RATTLE is
+    symmetric, so they are minus those of the first step to first order); zeros if it fails."""
     status, _, _ = it.position_step(setup.km, setup.wk, nrow, -setup.h, setup.drv[0], tol, max_iter)
     if status == it.OK:
-        mu[:nrow] = 2.0 * w.nu[:nrow] / -setup.h
-        w.nu[:nrow] *= -1.0  # warm start of the first forward step
+        w.nu[:nrow] *= -1.0
     else:
         w.nu[:] = 0.0
-        setup.warnings.append("the reactions at t = 0 are first-order estimates (the backward start step failed)")
-    return mu
 
 
-def _reselect(setup, w, nrow, k, mu_prev):
+def _reselect(setup, w, nrow, k):
     """After a singular step at node k: pick the independent rows again at the current
     configuration. Returns the new row count, or None when nothing changed."""
     model = setup.model
     G = all_rows(model, w.pos, w.rot, setup.drv[k + 1])[0]
     old = w.rows[:nrow].copy()
     try:
-        rows = select_rows(model, G, setup.row_scale, setup.col_scale, [], t=k * setup.h)
+        rows = select_rows(model, G, setup.row_scale, setup.col_scale, [], t=k * setup.h,
+                           joint_names=setup.mech.joint_names)
     except ValueError:
         return None
     if len(rows) == nrow and np.array_equal(rows, old):
         return None
-    old_mu = dict(zip(old.tolist(), mu_prev[:nrow].tolist()))
     w.rows[:len(rows)] = rows
-    mu_prev[:] = 0.0
-    mu_prev[:len(rows)] = [old_mu.get(int(r), 0.0) for r in rows]
     w.nu[:] = 0.0
     it.refresh(setup.km, setup.wk, len(rows), setup.drv[k + 1])
     setup.redundant = setup.redundant or len(rows) < model.ri.shape[0]
@@ -129,14 +182,70 @@ def _reselect(setup, w, nrow, k, mu_prev):
     return len(rows)
 
 
-def _failure_message(status, t, err, max_iter) -> str:
+def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter) -> str:
+    """Where and why a step failed: the time, the body with the largest momentum residual, the
+    residual (times the tolerance), and links without mass that make the system ill posed."""
+    mech = setup.mech
+    where = f"step from t = {t_node:.6g} s failed, also as {MAX_SUBSTEPS} substeps (at t = {t_fail:.6g} s)"
+    nd = 3 if mech.planar else 6
+    r = np.abs(np.asarray(w.r)).reshape(-1, nd)
+    r[:, 2 if mech.planar else slice(3, 6)] /= setup.model.length
+    body = int(np.argmax(r.max(axis=1))) if r.size and np.isfinite(r).all() else -1
+    link = f"; largest momentum residual on link '{mech.link_names[body + 1]}'" if body >= 0 and r.max() > 0 else ""
+    massless = _massless_links(setup)
+    hint = (f"; links without mass or rotational inertia: {', '.join(massless)} -- a massless link must be "
+            "held by its joints in every direction it can move, or give it mass properties") if massless else ""
     if status == it.SINGULAR:
-        return (f"step at t = {t:.6g} s: singular step matrix (residual {err:.3g}); the mechanism reached a "
-                "singular configuration (dead centre, lost assembly or an unconstrained massless link)")
+        return (f"{where}: singular step matrix{link}; the mechanism reached a singular configuration (dead "
+                f"centre, lost assembly) or the constrained system is not well posed{hint}")
     if status == it.NOT_FINITE:
-        return f"step at t = {t:.6g} s: the state became infinite or NaN; try a smaller dt"
-    return (f"step at t = {t:.6g} s: Newton did not converge in {max_iter} iterations (residual {err:.3g}); "
-            "likely a singular configuration or a step too large for the motion: try a smaller dt")
+        return f"{where}: the state became infinite or NaN{link}{hint}; try a smaller dt"
+    if status == it.IMPLAUSIBLE:
+        return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
+                f"solution branch or a motion too fast for the step){link}; try a smaller dt")
+    return (f"{where}: Newton did not converge in {max_iter} iterations (residual {err:.3g} times the "
+            f"tolerance){link}{hint}; a singular configuration or a motion too fast for the step: try a smaller dt")
+
+
+def _massless_links(setup) -> list[str]:
+    m = setup.model
+    names = setup.mech.link_names[1:]
+    rot = m.b_inertia[:, 2, 2] if m.planar else np.linalg.eigvalsh(m.b_inertia)[:, 0]
+    return [names[b] for b in range(len(names)) if m.b_mass[b] <= 0 or rot[b] <= 0]
+
+
+# --- chunks and interruption (Ctrl-C answers within a second, rows so far are kept) ---------------
+INTERRUPTED = -1  #: status code of a run ended by ``stop()`` (name "interrupted")
+CHUNK_SECONDS = 0.1  #: wall time aimed at per compiled chunk: the delay before a stop is seen
+
+
+class _Chunks:
+    """Steps per compiled call: about CHUNK_SECONDS of work (measured on the previous chunk;
+    the first has 16 steps), at most 1 % of the run when ``progress`` is shown. The chunk
+    sizes never change the results (the state carries over exactly from chunk to chunk)."""
+
+    def __init__(self, n: int, progress, stop) -> None:
+        self.n, self.progress, self.stop = n, progress, stop
+        self.cap = max(1, (n + 1) // 100) if progress is not None else n + 1
+        self.steps, self.started = 16, time.perf_counter()
+
+    def size(self) -> int:
+        return max(1, min(self.steps, self.cap))
+
+    def done(self, k: int, k1: int, h: float) -> bool:
+        """After the good chunk of nodes k..k1-1: report progress, size the next chunk; True
+        when ``stop()`` asks to end the run."""
+        now = time.perf_counter()
+        per_step = (now - self.started) / max(k1 - k, 1)
+        self.steps = int(min(max(CHUNK_SECONDS / max(per_step, 1e-9), 1), 4 * (k1 - k)))  # grow at most 4x
+        self.started = now
+        if self.progress is not None and min(k1, self.n) > min(k, self.n):
+            self.progress(min(k1, self.n) * h)
+        return bool(self.stop is not None and self.stop())
+
+
+def _status_name(status: int) -> str:
+    return "interrupted" if status == INTERRUPTED else it.STATUS_NAMES[status]
 
 
 # --- results ------------------------------------------------------------------------------------------
@@ -144,12 +253,11 @@ def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationRes
     mech, model = setup.mech, setup.model
     o = it.Out(*(a[:n_valid] for a in out))
     drv = setup.drv[nodes + 1]
-    lam = o.lam
-    if setup.redundant:
-        lam = minimum_norm_multipliers(model, o.pos, o.rot, drv, lam, setup.row_scale, setup.col_scale)
+    lam = node_multipliers(model, o.pos, o.rot, o.vel, o.omg, o.q, drv, setup.drv_acc[nodes + 1], setup.row_scale,
+                           setup.col_scale, setup.redundant)
     s = sample_outputs(model, mech.link_cg[1:], o.pos, o.rot, o.vel, o.omg, o.q, drv, lam)
     return SimulationResult(
-        t=nodes * setup.h, status=it.STATUS_NAMES[status], message=message, q=o.q, qd=s.qd,
+        t=nodes * setup.h, status=_status_name(status), message=message, q=o.q, qd=s.qd,
         link_pose=s.link_pose, link_velocity=s.link_velocity, effector_pose=forward.effector_pose(mech, s.link_pose),
         axial_length=s.axial[..., 0], axial_rate=s.axial[..., 1], axial_force=s.axial[..., 2],
         torsional_angle=s.torsional[..., 0], torsional_rate=s.torsional[..., 1], torsional_torque=s.torsional[..., 2],
@@ -157,7 +265,7 @@ def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationRes
         kinetic=s.kinetic, potential=s.potential, total=s.kinetic + s.potential,
         work_dampers=o.work[:, 0], work_drivers=o.work[:, 1], work_loads=o.work[:, 2],
         constraint_residual=s.residual, warnings=tuple(setup.warnings), dt=setup.h,
-        newton_iterations=int(stats[0]))
+        newton_iterations=int(stats[0]), refined_steps=int(stats[1]))
 
 
 def _driver_force(model, lam, drv) -> np.ndarray:

@@ -36,6 +36,7 @@ class Setup:
     n_steps: int
     drv: np.ndarray  # (n_steps + 3, n_drivers) driver values at t = (i - 1) h
     rate: np.ndarray  # same, rates
+    drv_acc: np.ndarray  # same, prescribed accelerations
     row_scale: np.ndarray
     col_scale: np.ndarray
     warnings: list
@@ -45,10 +46,10 @@ class Setup:
 def _driver_tables(mech, h, n_steps):
     t = (np.arange(n_steps + 3) - 1.0) * h
     nd = len(mech.driver_names)
-    drv, rate = np.zeros((len(t), nd)), np.zeros((len(t), nd))
+    drv, rate, acc = np.zeros((len(t), nd)), np.zeros((len(t), nd)), np.zeros((len(t), nd))
     for d, prof in enumerate(mech.driver_profile):
-        drv[:, d], rate[:, d], _ = evaluate_profile(prof, t)
-    return drv, rate
+        drv[:, d], rate[:, d], acc[:, d] = evaluate_profile(prof, t)
+    return drv, rate, acc
 
 
 def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: float, dt: float):
@@ -58,7 +59,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     not assembled, contradicts a motion driver, or for over-constraining drivers."""
     n_steps = max(1, int(math.ceil(t_end / dt - 1e-9)))
     h = t_end / n_steps
-    drv, rate = _driver_tables(mech, h, n_steps)
+    drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
     mass, inertia = inertial_properties(mech)
     size = length_scale(mech)
@@ -71,7 +72,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
         mass, inertia, notes = regularise(mass, inertia, mech.planar, mech.link_names[1:], size)
         warnings += notes
         model = build_model(mech, mass, inertia)
-    rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0)
+    rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0, joint_names=mech.joint_names)
     n_rows = model.ri.shape[0]
     w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
@@ -81,14 +82,14 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     _project_velocities(model, w, len(rows), rate[1], warnings)
     it.refresh(km, wk, len(rows), drv[1])
     redundant = len(rows) < n_rows
-    setup = Setup(mech, model, km, wk, h, n_steps, drv, rate, row_scale, col_scale, warnings, redundant)
+    setup = Setup(mech, model, km, wk, h, n_steps, drv, rate, drv_acc, row_scale, col_scale, warnings, redundant)
     return setup, w, len(rows)
 
 
 def all_rows(model, pos, rot, drv_val) -> tuple[np.ndarray, np.ndarray]:
     """``(G (n_rows, n), g (n_rows,))`` of all constraint rows at one configuration."""
     km = as_kernel(model)
-    G = np.zeros((1, model.ri.shape[0], model.m_scale.shape[0]))
+    G = np.zeros((1, model.ri.shape[0], model.c_scale.shape[0]))
     jacobians(km, pos[None], rot[None], drv_val[None], G)
     JW = np.zeros((model.ji.shape[0], N_GEOMETRY, 3))
     joint_geometry(km, pos, rot, JW)
@@ -124,7 +125,7 @@ def _needs_regularisation(model, rot, G) -> bool:
 
 
 def _mass_matrix(model, rot) -> np.ndarray:
-    n = model.m_scale.shape[0]
+    n = model.c_scale.shape[0]
     M = np.zeros((n, n))
     for b, mb in enumerate(model.b_mass):
         if model.planar:
@@ -135,8 +136,9 @@ def _mass_matrix(model, rot) -> np.ndarray:
     return M
 
 
-def select_rows(model, G, row_scale, col_scale, warnings, t: float) -> np.ndarray:
-    """Independent rows (all motion-driver rows kept) with a warning when rows are dropped."""
+def select_rows(model, G, row_scale, col_scale, warnings, t: float, joint_names=None) -> np.ndarray:
+    """Independent rows (all motion-driver rows kept) with a warning naming the joints whose
+    rows are dropped (``joint_names``; indices when not given)."""
     drivers = np.flatnonzero(model.ri[:, R_DRV] >= 0)
     rows, rank_drv = independent_rows(G, row_scale, col_scale, drivers)
     if rank_drv < len(drivers) or _drivers_dependent(G, drivers, row_scale, col_scale):
@@ -145,7 +147,8 @@ def select_rows(model, G, row_scale, col_scale, warnings, t: float) -> np.ndarra
     dropped = model.ri.shape[0] - len(rows)
     if dropped:
         joints = sorted({int(model.ri[i, R_JOINT]) for i in np.setdiff1d(np.arange(len(model.ri)), rows)})
-        warnings.append(f"t = {t:.6g} s: {dropped} redundant constraint equation(s) dropped (joints {joints}); "
+        names = ", ".join(f"'{joint_names[j]}'" if joint_names is not None else str(j) for j in joints)
+        warnings.append(f"t = {t:.6g} s: {dropped} redundant constraint equation(s) dropped (joints {names}); "
                         "the mechanism is statically indeterminate, reactions are the minimum-norm solution")
     return rows
 
@@ -161,7 +164,7 @@ def _drivers_dependent(G, drivers, row_scale, col_scale) -> bool:
 
 def _project_velocities(model, w, nrow, rate0, warnings):
     """Make the initial velocities satisfy ``G v = -dg/dt`` (M-orthogonal projection)."""
-    n = model.m_scale.shape[0]
+    n = model.c_scale.shape[0]
     rows = w.rows[:nrow]
     G = all_rows(model, w.pos, w.rot, np.zeros(rate0.shape))[0][rows]
     M = _mass_matrix(model, w.rot)

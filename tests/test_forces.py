@@ -230,6 +230,7 @@ links:
 joints:
   pivot: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
 base: ground
+base: ground
 springs:
   balance: {{between: [ground.S, arm.E], stiffness: {k}, free_length: {L0}}}
 """
@@ -558,3 +559,57 @@ def test_perfectly_balanced_arm_is_neutral_everywhere():
     out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("pivot", -170.0, 170.0, step=1.0)]))
     assert out.table.n == 1 and out.table["stability"][0] == "neutral everywhere"
     assert any("balanced" in msg for msg in out.messages)
+
+
+LEVER = """
+name: lever
+kind: planar
+units: {{length: mm, angle: deg}}
+gravity: [0, -9.81]
+links:
+  ground: {{frames: {{O: [0, 0], S: [0, 300]}}}}
+  arm: {{mass: 2.0, cg: [150, 0], inertia: 0.01, frames: {{O: [0, 0], P: [{r}, 0]}}}}
+joints:
+  pivot: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
+base: ground
+springs:
+  s: {{between: [ground.S, arm.P], stiffness: 50, free_length: 100}}
+"""
+
+
+def test_mechanical_advantage_is_the_load_over_its_own_holding_torque():
+    """Review finding 2: with gravity and a spring on the lever, |F| / |tau_F| must not use the
+    total driver torque. A vertical force F at r (m) from the pivot at angle t needs tau_F =
+    F r cos t: MA = 1 / (r |cos t|) 1/m, independent of F, gravity and the spring."""
+    r_mm = 400.0
+    mech = mech_from_yaml(LEVER.format(r=r_mm))
+    req = ForcesRequest(sweeps=[Sweep("pivot", -60.0, 60.0, step=15.0)], static=True,
+                        loads={"arm.P": [0.0, "-0.1 kN"]})
+    out = run_forces(mech, req)
+    t = np.radians(out.table["pivot.q [deg]"])
+    ma = out.table["mechanical_advantage [N/(N m)]"]
+    # both are exact: round-off of a few flops
+    assert np.allclose(ma, 1.0 / (r_mm * 1e-3 * np.abs(np.cos(t))), rtol=1e-12, atol=0)
+    # and the driver torque still holds everything (gravity, spring): not the load alone
+    assert np.abs(out.table["pivot.torque [N m]"] - 100.0 * 0.4 * np.cos(t)).max() > 1.0
+
+
+def test_fourbar_mechanical_advantage_matches_finite_differences_of_the_load_point():
+    """Four-bar with gravity on and a coupler load F: MA = |F| / |F . dP/dtheta| with dP/dtheta
+    from central finite differences of the solved coupler point (h = 1e-6 rad: truncation
+    ~h^2 ~ 1e-12, round-off ~1e-16/h ~ 1e-10 relative)."""
+    mech = _mech("fourbar.yaml")
+    angles = np.arange(5.0, 360.0, 30.0)
+    out = run_forces(mech, ForcesRequest(sweeps=[Sweep("crank_pin", 5.0, 335.0, step=30.0)], static=True,
+                                         loads={"coupler.P": [30.0, -100.0]}))
+    assert out.n_failed == 0
+    F = np.array([30.0, -100.0])
+    P = mech.frame_names.index("coupler.P")
+    h = 1e-6
+    pts = []
+    for d in (h, -h):
+        res = solve_sweep(mech, np.radians(angles)[:, None] + d, mech.q_init, tol=1e-14)
+        pts.append(frame_poses(mech, link_poses(mech, res.q))[:, P, :2, 3])
+    dP = (pts[0] - pts[1]) / (2 * h)
+    expect = np.linalg.norm(F) / np.abs(dP @ F)
+    assert np.allclose(out.table["mechanical_advantage [N/(N m)]"], expect, rtol=1e-7, atol=0)

@@ -263,9 +263,15 @@ def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loa
         table.add("power", "balance_error", "W", (fr.power_input + fr.power_applied - fr.kinetic_rate)[o])
     if req.static and loads and mech.n_actuated == 1:
         rot = mech.q_is_rotation[mech.q_actuated[0]]
+        # |load| / the input torque that holds the added loads alone (virtual work), not the
+        # total driver torque (which also holds gravity, springs and the file's loads)
         load = np.linalg.norm(np.sum([ld.force for ld in loads], axis=0))
+        tau_load = np.full(len(q), np.nan)
+        good = fr.status == ks.OK
+        if good.any():
+            tau_load[good] = ks.load_holding(mech, q[good], loads)[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
-            ma = load / np.abs(fr.driver_force[:, 0])
+            ma = load / np.abs(tau_load)
         table.add("", "mechanical_advantage", "N/(N m)" if rot else "", ma[o])
     table.add_codes("", "status", fr.status[o], ks.STATUS_NAMES)
     table.add("", "condition", "", res.condition[o])

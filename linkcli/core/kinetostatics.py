@@ -444,6 +444,26 @@ def reduced_stiffness(mech: CompiledMechanism, q: np.ndarray, *, extra_loads: li
     return StiffnessTerms(tau, K)
 
 
+def load_holding(mech: CompiledMechanism, q: np.ndarray, extra_loads: list[ExtraLoad]) -> np.ndarray:
+    """Torque (N m) or force (N) (n, n_act) each input must apply to hold ONLY the
+    ``extra_loads`` at configurations ``q`` (n, n_q) SI: ``-sum F . dp/dtheta_i - T . dw/dtheta_i``
+    (virtual work; gravity, springs and the file's loads excluded): the denominator of the
+    mechanical advantage."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    dm = driven_mechanism(mech, extra_loads)
+    n, m_in = len(q), mech.n_actuated
+    first = len(mech.load_names)  # the extra loads follow the file's in driven_mechanism
+    F, T = dm.load_force[first:], dm.load_torque[first:]
+    out = np.zeros((n, m_in))
+    E = np.eye(m_in)
+    for i in range(m_in):
+        qd = joint_rates(dm, q, np.broadcast_to(E[i], (n, m_in)))
+        P = _load_points(dm, q, qd, np.zeros_like(qd))
+        out[:, i] = -(np.einsum("li,nli->n", F, P["load"]["vel"][:, first:])
+                      + np.einsum("li,nli->n", T, P["load"]["w"][:, first:]))
+    return out
+
+
 def _derivatives(dm, q, w):
     """``(qd, P, second)`` for the input direction ``w`` (n_act,): joint rates ``qd`` (n, n_q) of
     a unit rate along ``w``, the load points' positions and velocities ``P`` (:func:`_load_points`)
@@ -546,6 +566,7 @@ __all__ = [
     "body_motion",
     "driven_mechanism",
     "inverse_dynamics",
+    "load_holding",
     "reduced_stiffness",
 ]
 

@@ -230,7 +230,6 @@ links:
 joints:
   pivot: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
 base: ground
-base: ground
 springs:
   balance: {{between: [ground.S, arm.E], stiffness: {k}, free_length: {L0}}}
 """
@@ -613,3 +612,57 @@ def test_fourbar_mechanical_advantage_matches_finite_differences_of_the_load_poi
     dP = (pts[0] - pts[1]) / (2 * h)
     expect = np.linalg.norm(F) / np.abs(dP @ F)
     assert np.allclose(out.table["mechanical_advantage [N/(N m)]"], expect, rtol=1e-7, atol=0)
+
+
+ARM_PENDULUM = """
+name: arm with a free pendulum
+kind: planar
+units: {{length: mm, angle: deg}}
+gravity: [0, -{g}]
+links:
+  ground: {{frames: {{O: [0, 0]}}}}
+  arm: {{mass: {m1}, cg: [{c1}, 0], inertia: 0.01, frames: {{O: [0, 0], A: [{L1}, 0]}}}}
+  bob: {{mass: {m2}, cg: [{L2}, 0], inertia: 0.001, frames: {{A: [0, 0], tip: [{L2}, 0]}}}}
+joints:
+  pin: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
+  hinge: {{type: revolute, parent: arm.A, child: bob.A}}
+base: ground
+assembly: {{pin: -60, hinge: 0}}
+loads:
+  push: {{link: bob.tip, force: [{P}, 0]}}
+"""
+
+
+def test_equilibrium_moves_the_free_hinge_too():
+    """Review finding 1: an actuated arm (mass m1, CG c1 = L1/2) carrying a free pendulum (point
+    mass m2 at L2) pushed sideways by P at its tip. At rest the hinge carries no moment: the bob
+    hangs at d2 from the downward vertical, tan d2 = P / (m2 g); the arm at d1, tan d1 = P /
+    ((m1 c1 / L1 + m2) g) (moments about the pin). Joint variables: pin = -90 deg + d1, hinge =
+    d2 - d1. Hanging: stable."""
+    g, m1, m2, L1, L2, P = 9.81, 2.0, 1.0, 400.0, 300.0, 5.0
+    mech = mech_from_yaml(ARM_PENDULUM.format(g=g, m1=m1, c1=L1 / 2, m2=m2, L1=L1, L2=L2, P=P))
+    out = run_equilibrium(mech, ForcesRequest(set={"pin": -60.0}))
+    d1, d2 = math.atan(P / ((m1 / 2 + m2) * g)), math.atan(P / (m2 * g))
+    assert out.n_failed == 0 and list(out.table["stability"]) == ["stable"]
+    # Newton to a holding torque below 1e-10 of the torques seen: the angles are exact to
+    # ~1e-10 / K rad (K ~ 1 N m/rad here); 1e-8 deg is safe and far below any modelling effect
+    assert abs(out.table["pin.q [deg]"][0] - math.degrees(-math.pi / 2 + d1)) <= 1e-8
+    assert abs(out.table["hinge.q [deg]"][0] - math.degrees(d2 - d1)) <= 1e-8
+    for col in ("pin.holding_torque [N m]", "hinge.holding_torque [N m]"):
+        assert abs(out.table[col][0]) <= 1e-9
+    assert any("hinge not actuated but free" in m for m in out.messages)
+
+
+def test_shaker_pendulum_rest_position_holds_both_joints_still():
+    """The shaker pendulum (free hinge, spring, side load) at the reported rest position: with the
+    hinge made an input too, kinetostatics (the Newton-Euler solve, another algorithm than the
+    equilibrium's virtual work) needs no torque at either joint."""
+    mech = _mech("shaker_pendulum.yaml")
+    out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("pin", -20.0, 20.0, step=10.0)]))
+    assert out.n_failed == 0
+    q = np.radians([[out.table["pin.q [deg]"][0], out.table["hinge.q [deg]"][0]]])
+    free = ks.freed_mechanism(mech, mech.q_init)
+    assert list(free.q_actuated) == [0, 1]
+    fr = ks.inverse_dynamics(free, q, np.zeros_like(q), np.zeros_like(q))
+    # weights ~15 N on 0.5 m arms: torques ~ 7 N m; the rest position is exact to 1e-10 of that
+    assert np.abs(fr.driver_force).max() <= 1e-8

@@ -342,11 +342,21 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
     ok = res.status == Status.CONVERGED
     gravity = None if req.gravity else np.zeros(3)
+    messages = sweep_messages(mech, res, path)
+    if ok.any():
+        # every free coordinate must be at rest, not only the actuated ones: idle freedoms (a
+        # free hinge) join the search as inputs
+        free = ks.freed_mechanism(mech, res.q[int(np.flatnonzero(ok)[0])])
+        if free.n_actuated > mech.n_actuated:
+            added = [mech.q_names[k] for k in free.q_actuated if k not in set(mech.q_actuated.tolist())]
+            messages.append(f"{', '.join(added)} not actuated but free: the rest position is sought over "
+                            f"{', '.join(free.q_names[k] for k in free.q_actuated)}")
+            mech = free
+            path = res.q[:, mech.q_actuated]
     try:
         eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
-    messages = sweep_messages(mech, res, path)
     if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
         messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
                         "equilibrium everywhere); the first point is reported")

@@ -666,3 +666,70 @@ def test_shaker_pendulum_rest_position_holds_both_joints_still():
     fr = ks.inverse_dynamics(free, q, np.zeros_like(q), np.zeros_like(q))
     # weights ~15 N on 0.5 m arms: torques ~ 7 N m; the rest position is exact to 1e-10 of that
     assert np.abs(fr.driver_force).max() <= 1e-8
+
+
+def test_failed_rows_keep_their_input_and_solve_statuses():
+    """Review findings 5, 6. Four-bar ground 4, crank 2.5, coupler 2, rocker 3: A is at
+    |A - O4|^2 = 22.25 - 20 cos t from O4, the dyad reaches at most 2 + 3 = 5, so no configuration
+    exists where cos t < -0.1375 (t in (97.9, 262.1) deg): `no_configuration` as in solve, with
+    the input value kept. The coupling rod's dead centres are `singular`, their input kept."""
+    from kin_helpers import fourbar_yaml
+
+    from linkcli.analyses.solve import SolveRequest, run_solve
+
+    mech = mech_from_yaml(fourbar_yaml(4.0, 2.5, 2.0, 3.0, "{crank_pin: 0.3}"))
+    sweeps = [Sweep("crank_pin", 0.3, 6.0, step=0.1)]
+    out = run_forces(mech, ForcesRequest(sweeps=sweeps, static=True, loads={"coupler.B": [0.0, -10.0]}))
+    t = np.asarray(out.table["crank_pin.q [rad]"], float)
+    assert np.allclose(t, np.arange(0.3, 6.0 + 1e-9, 0.1), rtol=0, atol=1e-12)  # inputs kept on every row
+    status = np.asarray(out.table["status"])
+    far = np.abs(np.cos(t) + 0.1375) > 0.02  # away from the range's ends (bisection territory)
+    assert np.all((status[far] == "no_configuration") == (np.cos(t[far]) < -0.1375))
+    solved = np.asarray(run_solve(mech, SolveRequest(sweeps=sweeps)).table["status"])
+    assert list(status) == list(solved)  # the same words as solve for the kinematics
+    assert out.n_failed == int(np.sum(status != "ok")) > 0
+    torque = np.asarray(out.table["crank_pin.torque [N m]"], float)
+    assert np.all(np.isnan(torque[status != "ok"])) and np.all(np.isfinite(torque[status == "ok"]))
+    # the coupling rod's dead centres: singular, with the input written
+    from linkcli.analyses.forces import request_from_defaults
+
+    model = load_mechanism(MECHANISMS / "coupling_rod.yaml").model
+    cr = run_forces(compile_mechanism(model), request_from_defaults(model))
+    st = np.asarray(cr.table["status"])
+    assert set(st[st != "ok"]) == {"singular"} and np.all(np.isfinite(cr.table["axle1.q [deg]"]))
+
+
+def test_balance_residual_and_speeds_carry_units(tmp_path, fourbar_path):
+    """Review findings 4, 13, 14: the residual is a force (moments divided by the mechanism size),
+    the input speed in the metadata is in the file's units with its unit; the summary's peak
+    equals the largest |torque| of the table."""
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    out = tmp_path / "f.json"
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--speed", "crank_pin=60rpm", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    res = np.asarray(data["data"]["balance_residual [N]"], float)
+    F = np.abs(np.asarray(data["data"]["crank_pin.F [N]"], float)).max()
+    # round-off of an LU solve of a well-conditioned system: 1e-9 of the forces
+    assert np.all(res <= 1e-9 * F)
+    assert data["metadata"]["input_speed"] == {"crank_pin": {"value": pytest.approx(360.0, rel=1e-12),
+                                                             "unit": "deg/s"}}
+    torque = np.asarray(data["data"]["crank_pin.torque [N m]"], float)
+    s = data["metadata"]["summary"]["inputs"]["crank_pin"]
+    assert s["peak"] == np.abs(torque).max() and s["rms"] == pytest.approx(np.sqrt(np.mean(torque**2)), rel=1e-12)
+    assert "crank_pin: peak" in r.output and "N m" in r.output
+
+
+def test_simulate_summary_names_the_driver_load_unit(tmp_path):
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    r = CliRunner().invoke(app, ["simulate", str(MECHANISMS / "motor_fourbar.yaml"), "--t-end", "0.02", "--dt", "0.01",
+                                 "-o", str(tmp_path / "s.csv")])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if "peak driver load" in x)
+    assert line.rstrip().endswith("N m"), line

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import kinetostatics as ks
+from ..core.limits import OK as OK_TEXT
+from ..core.limits import SINGULAR as SINGULAR_TEXT
+from ..core.limits import row_status
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.sweep import solve_sweep
@@ -198,30 +201,49 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
         fr = ks.inverse_dynamics(mech, q, qd, qdd, ok, res.condition, extra_loads=loads, gravity=gravity)
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
-    messages = sweep_messages(mech, res, path) + list(fr.warnings)
+    # kinematic failures named as solve names them; toggles and unbalanced idle freedoms of
+    # assembled points are `singular`
+    status_text = row_status(mech, path, res.status, res.residual, req.tol).astype(object)
+    status_text[(status_text == OK_TEXT) & (fr.status != ks.OK)] = SINGULAR_TEXT
+    status_text = status_text.astype(str)
+    messages = sweep_messages(mech, res, path, status_text) + list(fr.warnings)
     singular = np.flatnonzero((fr.status == ks.SINGULAR))
     for i in singular[:5]:
         messages.append(f"singular configuration (toggle or dead centre) at {format_inputs(mech, path[i])}: no finite "
                         "input torque balances the loads there; the point has status singular")
-    table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc)
+    table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc, status_text)
     summary = summarise(mech, path, fr, req)
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
-    n_failed = int(np.sum(fr.status != ks.OK))
+    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True))}
+    n_failed = int(np.sum(status_text != OK_TEXT))
     return ForcesOutcome(table, n_failed, messages, summary, fr)
 
 
-def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc) -> ResultTable:
+def _in_file_units(mech: CompiledMechanism, values: np.ndarray, per: str) -> dict:
+    """``{input: {"value": v, "unit": "deg/s"}}`` from SI rates (n_act,): the file's length or
+    angle unit per ``per`` (s or s^2), as the q columns."""
+    scale = actuated_scale(mech)
+    out = {}
+    for k, i in enumerate(mech.q_actuated):
+        unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
+        out[mech.q_names[i]] = {"value": float(values[k] / scale[k]), "unit": f"{unit}/{per}"}
+    return out
+
+
+def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc,
+           status_text) -> ResultTable:
     table = ResultTable.for_mechanism(
         mech, loaded, n=len(path), analysis="forces",
         solver={"tol": req.tol, "method": "kinematic sweep, then Newton-Euler of the bodies (dynamics model), "
                                           "one linear solve per point", "static": req.static,
                 "gravity": req.gravity},
-        input_speed={mech.q_names[i]: float(s) for i, s in zip(mech.q_actuated, speed)},
-        input_acceleration={mech.q_names[i]: float(a) for i, a in zip(mech.q_actuated, acc)})
+        input_speed=_in_file_units(mech, speed, "s"), input_acceleration=_in_file_units(mech, acc, "s^2"))
     good = fr.status == ks.OK
     nan = lambda a: np.where(good.reshape((-1,) + (1,) * (a.ndim - 1)), a, np.nan)[o]  # noqa: E731
-    table.add_q(mech.q_names, nan(q), mech.q_is_rotation)
+    q_out = nan(q)
+    q_out[:, mech.q_actuated] = path[o]  # a failed row still says which input failed
+    table.add_q(mech.q_names, q_out, mech.q_is_rotation)
     if not req.static:
         table.add_q(mech.q_names, nan(qd), mech.q_is_rotation, "qd", "s")
         table.add_q(mech.q_names, nan(qdd), mech.q_is_rotation, "qdd", "s^2")
@@ -273,9 +295,9 @@ def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loa
         with np.errstate(divide="ignore", invalid="ignore"):
             ma = load / np.abs(tau_load)
         table.add("", "mechanical_advantage", "N/(N m)" if rot else "", ma[o])
-    table.add_codes("", "status", fr.status[o], ks.STATUS_NAMES)
+    table.add("", "status", "", status_text[o])
     table.add("", "condition", "", res.condition[o])
-    table.add("", "balance_residual", "", fr.balance_residual[o])
+    table.add("", "balance_residual", "N", fr.balance_residual[o])
     return table
 
 

@@ -206,7 +206,8 @@ class ForcesResult:
         power_applied (n,) W: power of gravity, springs, dampers and loads. Their balance
         ``power_input + power_applied - kinetic_rate`` is zero up to round-off.
     kinetic, potential (n,) J; residual (n,): largest |constraint row| (m or rad) at the point.
-    balance_residual (n,): largest |G^T lambda - (Q - M a)| (N or N m) of the solve.
+    balance_residual (n,) N: largest |G^T lambda - (Q - M a)| of the solve, moment components
+        divided by the mechanism size (m, :func:`linkcli.core.loop_closure.length_scale`).
     warnings: statically indeterminate (minimum-norm reactions) and the like.
     """
 
@@ -302,7 +303,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
         "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
         "kinetic": s.kinetic, "potential": s.potential, "residual": s.residual,
-        "balance_residual": np.abs(np.einsum("nri,nr->ni", G, lam) - (Q - Ma)).max(axis=1, initial=0.0)}
+        # moments (N m) divided by the mechanism size: every component a force (N)
+        "balance_residual": np.abs((np.einsum("nri,nr->ni", G, lam) - (Q - Ma))
+                                   * row_scaling(model, length_scale(dm))[1]).max(axis=1, initial=0.0)}
     for name, value in fill.items():
         arr = getattr(out, name)
         arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)

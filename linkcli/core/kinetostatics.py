@@ -607,7 +607,7 @@ def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism
     deficit = idle(mech)
     if deficit <= 0:
         return mech
-    act = list(int(k) for k in mech.q_actuated)
+    act = [int(k) for k in mech.q_actuated]
     for k in range(mech.n_q):
         if deficit == 0:
             break

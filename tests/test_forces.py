@@ -733,3 +733,11 @@ def test_simulate_summary_names_the_driver_load_unit(tmp_path):
     assert r.exit_code == 0, r.output
     line = next(x for x in r.output.splitlines() if "peak driver load" in x)
     assert line.rstrip().endswith("N m"), line
+
+
+def test_idle_spin_of_a_spherical_coupler_is_not_made_an_input():
+    """The RSSR coupler's spin about its own axis (inside the spherical joints) carries no load:
+    the equilibrium stays over the crank alone (as inverse dynamics leaves it idle)."""
+    mech = _mech("rssr_spatial.yaml")
+    free = ks.freed_mechanism(mech, mech.q_init)
+    assert list(free.q_actuated) == list(mech.q_actuated)

@@ -598,7 +598,10 @@ def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism
     freedom of a two-freedom loop. A rest position must balance the loads on ALL free coordinates,
     not only on the actuated ones. The added variables are the first passive ones (in ``q``
     order) whose removal from the passive set keeps its rank (the rank decision of
-    :func:`linkcli.core.mobility.mobility_report`). Returns ``mech`` itself when nothing is idle."""
+    :func:`linkcli.core.mobility.mobility_report`). Only variables of one-variable joints
+    (revolute, prismatic) are added: an idle freedom inside a spherical/universal joint (an RSSR
+    coupler spinning about its own axis) stays idle, as in :func:`inverse_dynamics`. Returns
+    ``mech`` itself when nothing is added."""
     from .mobility import mobility_report
 
     def idle(m):  # no loops: every passive variable is free
@@ -611,7 +614,7 @@ def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism
     for k in range(mech.n_q):
         if deficit == 0:
             break
-        if k in act:
+        if k in act or mech.joint_q_count[mech.q_joint[k]] != 1:
             continue
         trial = replace(mech, q_actuated=np.array(sorted(act + [k]), dtype=np.int64))
         d = idle(trial)

@@ -147,6 +147,12 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
     q1, st = _solve_one(mech, a1, q_pred, tol)
     moved = np.abs(q_pred - q0).max()
     jump = np.abs(q1 - q_pred).max() > 0.3 * moved + 1e-8
+    if st == Status.CONVERGED and not jump and depth < max_depth and _det_flips(mech, q0, q1):
+        # det J_p changed sign: a singular configuration lies between, or the corrector
+        # landed on the other assembly branch (close in q near a change point, so the test
+        # above can pass); bisect: a real crossing survives down to the smallest step, where
+        # the corrector's move test separates branches a finite distance apart; a jump does not
+        jump = True
     if st == Status.CONVERGED and not jump:
         return q1, st
     failed = q1, (Status.BRANCH_JUMP if st == Status.CONVERGED else st)  # a1 not reached on the branch
@@ -157,6 +163,15 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
     if stm != Status.CONVERGED:
         return failed
     return _continue(mech, am, qm, a1, tol, depth + 1, max_depth, (a0, q0))
+
+
+def _det_flips(mech, q0, q1) -> bool:
+    """det J_p (square passive partitions) has opposite signs at q0 and q1."""
+    if not _square(mech):
+        return False
+    J = _residual_jacobian(mech, np.stack([q0, q1]))[1]
+    d = _det_sign(J[:, :, passive_indices(mech)])
+    return bool(d[0] * d[1] < 0)
 
 
 def _first_point(mech, a, q_start, tol):
@@ -358,14 +373,29 @@ def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
             guess[sel] = _hermite(Q_act, q, N, a, b, fine[sel])
         else:
             guess[sel] = q[a] if status[a] == Status.CONVERGED else q[b]
-    res = solve_configuration(mech, Q_act[fine], guess, tol=tol)
+    res, J = _solve_configuration(mech, Q_act[fine], guess, tol, 50)
     span = np.abs(q[c1] - q[c0]).max(axis=-1)
     jumped = np.abs(res.q - guess).max(axis=-1) > 0.25 * span + 1e-6
+    if _square(mech):
+        # a fine point whose det J_p sign differs from both ends of its segment (which agree:
+        # no crossing between them) has jumped to the other assembly branch, however close to
+        # the guess it landed (near a change point the two branches are close in q)
+        passive = passive_indices(mech)
+        det_c = dict(zip(good, _det_sign(_residual_jacobian(mech, q[good])[1][:, :, passive]))) if len(good) else {}
+        det_f = _det_sign(J[:, :, passive])
+        for k in np.flatnonzero(ok_seg):
+            d0, d1 = det_c[c0[k]], det_c[c1[k]]
+            jumped[k] |= d0 == d1 and det_f[k] != d0
     q[fine], status[fine] = res.q, res.status
     redo = fine[(jumped | (res.status != Status.CONVERGED)) & ok_seg]
     for i in redo:  # rare: sequential continuation from the left neighbour
         q[i], status[i] = _continue(mech, Q_act[i - 1], q[i - 1], Q_act[i], tol) if status[i - 1] == Status.CONVERGED \
             else _solve_one(mech, Q_act[i], q[i - 1], tol)
+
+
+def _det_sign(Jp) -> np.ndarray:
+    """Sign of det J_p per point (-1, 0, 1), Jp (n, n_p, n_p)."""
+    return np.sign(np.linalg.det(Jp))
 
 
 def _hermite(Q_act, q, N, a, b, idx) -> np.ndarray:

@@ -4,12 +4,15 @@ Strategy (measured in PERFORMANCE.md as the fastest pure-numpy approach):
 
 1. a sequential *coarse* pass over a subset of the points whose input steps are at most
    ``max_step``: tangent predictor (``qdot = N qdot_act``) and Newton corrector, with step
-   bisection when the corrector lands far from the prediction (a would-be branch jump) or
-   fails (approaching a dead centre);
+   bisection when the corrector lands far from the prediction (a would-be branch jump), when
+   det J_p changes sign (a singular configuration between, or a jump to the other assembly
+   mode, which near a change point lands close to the prediction: only a crossing survives
+   the bisection down to the smallest step) or when it fails (approaching a dead centre);
 2. cubic Hermite guesses for every point between coarse points, refined by a batched Newton
    solve over all of them at once;
-3. a branch check of every refined point against its guess; points that fail it are re-solved
-   sequentially from their neighbour.
+3. a branch check of every refined point against its guess and of its det J_p sign against
+   its segment's ends (when they agree); points that fail it are re-solved sequentially from
+   their neighbour.
 
 Angles stay continuous (no wrapping): each point starts from its neighbour's solution.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
@@ -142,7 +145,8 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
     of motion or an unresolved jump lies between), the corrector's own attempt at a1 from the
     prediction: ``BRANCH_JUMP`` if it converged (q1 closes the loops at a1, on another branch),
     else its failure status (q1 its last iterate at a1). Never a bisection midpoint's q or
-    status."""
+    status. A step is accepted when the corrector moved the prediction by < 0.3 of the
+    predictor's step and, above the smallest step, det J_p keeps its sign."""
     q_pred, J0 = _predict(mech, a0, q0, a1, prev)
     res, J1 = _solve_configuration(mech, a1[None], q_pred[None], tol, 50)
     q1, st = res.q[0], int(res.status[0])

@@ -493,3 +493,32 @@ def test_spherical_limits_in_mm_rejected_on_rssr(tmp_path):
     diags = errors(tmp_path, text)
     assert [d.key for d in diags] == ["joints.A.limits[0][0]", "joints.A.limits[0][1]"]
     assert all("variable 'A.q1' of spherical joint 'A', which takes an angle" in d.message for d in diags)
+
+
+# -- the rule as the examples and docs state it (review finding 12) --------------------------------
+OLD_RULE = [r"per unit of the file's angle", r"times stiffer", r"stiffness (and damping )?(are|is) per",
+            r"per file (angle |length )?unit", r"in a degree file would"]
+
+
+def test_no_example_or_doc_states_the_old_per_file_unit_rule():
+    """Stiffness and damping never follow the file's units; no comment or page may say they do."""
+    import re
+    files = [*sorted((REPO / "mechanisms").rglob("*.yaml")), *sorted((REPO / "docs").glob("*.md")),
+             REPO / "README.md"]
+    found = [(f.name, i, line.strip()) for f in files
+             for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if any(re.search(p, line, re.I) for p in OLD_RULE)]
+    assert not found, found
+
+
+def test_motor_fourbar_comment_numbers_are_the_si_values():
+    """The comment's '87.27 N*m/deg' and '2.618 N*m*s/deg' are the file's 5e3 N m/rad and 150 N m s/rad
+    (tolerance: the comment rounds to 4 significant digits, i.e. 1e-4 relative)."""
+    from linkcli.model.units import TORSIONAL_DAMPING, TORSIONAL_STIFFNESS, convert
+    text = (REPO / "mechanisms" / "motor_fourbar.yaml").read_text(encoding="utf-8")
+    assert "'87.27 N*m/deg'" in text and "'2.618 N*m*s/deg'" in text
+    m = load_mechanism(REPO / "mechanisms" / "motor_fourbar.yaml").model
+    k, c = m.springs["return_spring"].stiffness, m.dampers["rocker_damper"].damping
+    assert convert("87.27 N*m/deg", TORSIONAL_STIFFNESS, {"angle": "rad"}) == pytest.approx(k, rel=1e-4)
+    assert convert("87.27 N*m/deg", TORSIONAL_STIFFNESS, {"angle": "deg"}) == pytest.approx(k, rel=1e-4)
+    assert convert("2.618 N*m*s/deg", TORSIONAL_DAMPING, {"angle": "deg"}) == pytest.approx(c, rel=1e-4)

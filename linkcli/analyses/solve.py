@@ -312,7 +312,7 @@ def limit_warnings(mech: CompiledMechanism, path: np.ndarray, q: np.ndarray, out
             continue
         v = full[:, i]
         what = "is given" if i in mech.q_actuated else "is solved to"
+        count = f" ({len(bad)} of {len(v)} points: status {OUTSIDE_LIMITS})" if len(v) > 1 else ""
         out.append(f"joint variable {mech.q_names[i]} {what} {v[bad[0]] / scale[i]:.6g} {unit[i]}, outside its limits "
-                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}" + (f" ({len(bad)} of {len(v)} points: "
-                                                                               f"status {OUTSIDE_LIMITS})" if len(v) > 1 else ""))
+                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}{count}")
     return out

@@ -47,7 +47,7 @@ from .dynamics.outputs import sample_outputs
 from .dynamics.structs import as_kernel
 from .forward import tree_kinematics
 from .jit import maybe_njit
-from .loop_closure import length_scale
+from .loop_closure import SINGULAR_CONDITION, mechanism_size as length_scale  # size (m); one threshold
 from .mechanism import DRIVE_MOTION, CompiledMechanism, Profile
 from .velocity import (
     joint_accelerations,
@@ -59,11 +59,6 @@ from .velocity import (
 
 OK, NO_ASSEMBLY, SINGULAR = 0, 1, 2
 STATUS_NAMES = ("ok", "no_assembly", "singular")
-
-#: condition number of the kinematic partition above which a point counts as a toggle (dead
-#: centre): the same threshold as the sweep's ``singular_point`` events (sweep._SINGULAR_CONDITION)
-SINGULAR_CONDITION = 1e8
-
 
 @dataclass(frozen=True)
 class ExtraLoad:

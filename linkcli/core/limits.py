@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .forward import link_poses
-from .loop_closure import (Status, _residual_jacobian, condition_number, length_scale, passive_indices,
-                           solve_configuration)
+from .loop_closure import (SINGULAR_CONDITION, Status, _residual_jacobian, condition_number, mechanism_size,
+                           passive_indices, solve_configuration)
 from .mechanism import FIXED, REVOLUTE, CompiledMechanism
 
 OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR, OUTSIDE_LIMITS = (
@@ -150,7 +150,7 @@ def proven_unreachable(mech: CompiledMechanism, Q_act: np.ndarray) -> tuple[np.n
     filled = np.where(np.isnan(ex), -np.inf, ex)
     loop = filled.argmax(axis=1)
     worst = filled[np.arange(len(ex)), loop]
-    proven = worst > _REACH_MARGIN * length_scale(mech)
+    proven = worst > _REACH_MARGIN * mechanism_size(mech)
     return proven, np.where(proven, loop, -1), np.where(proven, worst, np.nan)
 
 
@@ -168,7 +168,7 @@ def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray, r
     if residual is not None and mech.n_loops:
         # 10x: the final residual of a converged point is below tol * size, with the size
         # taken as at least 1 m here so that angle residuals (rad) are judged alike
-        jumped &= np.asarray(residual).max(axis=1) <= 10 * tol * max(length_scale(mech), 1.0)
+        jumped &= np.asarray(residual).max(axis=1) <= 10 * tol * max(mechanism_size(mech), 1.0)
     out[jumped] = BRANCH_JUMP
     out[status == Status.SINGULAR] = SINGULAR
     failed = status != Status.CONVERGED  # a failed continuation may also say branch_jump
@@ -190,7 +190,7 @@ def limit_violations(mech: CompiledMechanism, Q_act: np.ndarray, q: np.ndarray, 
     called outside it."""
     full = np.array(q, dtype=float)
     full[:, mech.q_actuated] = Q_act
-    slack = 10 * tol * np.where(mech.q_is_rotation, 1.0, length_scale(mech))
+    slack = 10 * tol * np.where(mech.q_is_rotation, 1.0, mechanism_size(mech))
     outside = (full < mech.q_lower - slack) | (full > mech.q_upper + slack)
     judged = np.broadcast_to(np.asarray(solved, dtype=bool)[:, None], outside.shape).copy()
     judged[:, mech.q_actuated] = True
@@ -218,8 +218,7 @@ class Limit:
     loop: int = -1
 
 
-#: condition number of J_p above which its determinant's sign is not trusted (as in sweep.py)
-_SINGULAR_CONDITION = 1e8
+#: above loop_closure.SINGULAR_CONDITION a determinant's sign is not trusted (as in sweep.py)
 
 #: ... and inside a bisection, where the sign itself is the question: a determinant is computed
 #: to a relative error of about condition * 1e-16, so its sign is sound below 1e13
@@ -323,7 +322,7 @@ def _branch_step(da: np.ndarray) -> np.ndarray:
 
 
 def _det_sign(mech: CompiledMechanism, q: np.ndarray, passive: np.ndarray,
-              max_condition: float = _SINGULAR_CONDITION) -> np.ndarray:
+              max_condition: float = SINGULAR_CONDITION) -> np.ndarray:
     """Sign (n,) of det J_p at configurations q (n, n_q); 0 where J_p's condition number
     exceeds ``max_condition``."""
     J = _residual_jacobian(mech, q)[1]

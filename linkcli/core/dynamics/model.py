@@ -30,7 +30,7 @@ li, lv       (n_l,), (n_l, 3, 3)  constant loads: body; (L_POINT rel. CG body ax
                                   L_TORQUE N m) world
 di           (n_d, 4)             torque drivers: D_JOINT, D_Q, D_DRIVER (profile column), D_ROT
 ei, ec       (n_e, 2), (n_e,)     dampers: (E_KIND axial/torsional, E_INDEX element), damping
-length       float                m, size of the mechanism (loop_closure.length_scale)
+length       float                m, size of the mechanism (loop_closure.mechanism_size)
 f_scale      float                N, force typical of the loads (weights, springs, loads)
 schur        int                  1 when every body block is invertible and there are no dampers: the
                                   integrator then solves its step matrices by the constraint Schur
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..loop_closure import length_scale
+from ..loop_closure import mechanism_size
 from ..mechanism import DRIVE_TORQUE, CompiledMechanism
 from .bodies import body_links
 from .constraints import perpendiculars, row_table
@@ -63,14 +63,14 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     ``inertia (n_b, 3, 3)`` (possibly regularised, see :mod:`.bodies`)."""
     _, link_body = body_links(mech)
     planar = bool(mech.planar)
-    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, c_scale=_c_scale(planar, len(mass), length_scale(mech)),
+    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, c_scale=_c_scale(planar, len(mass), mechanism_size(mech)),
                   gravity=mech.gravity, q_axis=mech.q_axis, q_rot=mech.q_is_rotation)
     fields.update(_joints(mech, link_body))
     rows = row_table(mech, joint_axes(mech))
     fields.update(ri=np.column_stack([rows["kind"], rows["joint"], rows["driver"]]).reshape(-1, 3),
                   rv=np.stack([rows["u"], rows["w"]], axis=1).reshape(-1, 2, 3))
     fields.update(_elements(mech, link_body))
-    size = length_scale(mech)
+    size = mechanism_size(mech)
     fields["schur"] = int(_block_diagonal_invertible(mass, inertia, planar, size) and len(fields["ec"]) == 0)
     fields.update(length=float(size), f_scale=_force_scale(mech, mass, size))
     scalars = ("planar", "schur", "length", "f_scale")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..loop_closure import length_scale
+from ..loop_closure import mechanism_size
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
@@ -62,7 +62,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
     mass, inertia = inertial_properties(mech)
-    size = length_scale(mech)
+    size = mechanism_size(mech)
     warnings: list[str] = []
     model = build_model(mech, mass, inertia)
     row_scale, col_scale = row_scaling(model, size)

@@ -33,8 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .forward import link_poses
-from .loop_closure import (SINGULAR_CONDITION, Status, _residual_jacobian, condition_number, mechanism_size,
-                           passive_indices, solve_configuration)
+from .loop_closure import (
+    SINGULAR_CONDITION,
+    Status,
+    _residual_jacobian,
+    condition_number,
+    mechanism_size,
+    passive_indices,
+    solve_configuration,
+)
 from .mechanism import FIXED, REVOLUTE, CompiledMechanism
 
 OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR, OUTSIDE_LIMITS = (

@@ -99,3 +99,28 @@ def test_passive_joint_solved_beyond_its_limits_is_an_outside_limits_row(runner,
     expected = ["outside_limits" if not -135 <= v <= -100 else "ok" for v in o4]
     assert [row["status"] for row in rows] == expected and expected.count("outside_limits") == 4
     assert "O4 is solved to" in r.stderr and f"{expected.count('outside_limits')} of 12 points failed" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["--sweep", "wrist=-120:120:0.1"], ["--set", "wrist=120"], ["--set", "wrist=-120"]])
+def test_inputs_on_the_limit_itself_are_ok(runner, args):
+    """An input on the limit itself (a grid's end, or given) is inside."""
+    r = runner.invoke(app, ["solve", str(MECH / "planar_3r.yaml"), *args, "--format", "csv"])
+    assert r.exit_code == 0, r.stderr
+    rows = _rows(r.stdout)
+    assert {row["status"] for row in rows} == {"ok"} and "outside its limits" not in r.stderr
+    assert float(rows[-1]["wrist.q [deg]"]) == pytest.approx(120 if args[1] != "wrist=-120" else -120, abs=1e-9)
+
+
+def test_passive_joint_resting_on_its_limit_is_ok_and_just_beyond_is_not(runner, tmp_path):
+    """The solved value carries the solver's tolerance (1e-10 rad), so the check allows 10 x tol
+    (1e-9 rad): a limit 1e-8 deg (1.7e-10 rad) inside the written value is still "on" it (ok);
+    1e-6 deg (1.7e-8 rad, 17x the allowance) inside is outside_limits."""
+    text = Path(FOURBAR).read_text(encoding="utf-8")
+    old = "O4: {type: revolute, parent: rocker.O4, child: ground.O4}"
+    r = runner.invoke(app, ["solve", FOURBAR, "--set", "crank_pin=0", "--format", "csv"])
+    rest = float(_rows(r.stdout)[0]["O4.q [deg]"])
+    for upper, status, code in [(rest, "ok", 0), (rest - 1e-8, "ok", 0), (rest - 1e-6, "outside_limits", 1)]:
+        path = tmp_path / "limited.yaml"
+        path.write_text(text.replace(old, old[:-1] + f", limits: [-170, {upper!r}]}}"), encoding="utf-8")
+        r = runner.invoke(app, ["solve", str(path), "--set", "crank_pin=0", "--format", "csv"])
+        assert (r.exit_code, _rows(r.stdout)[0]["status"]) == (code, status), (upper, r.stderr)

@@ -26,8 +26,8 @@ _WORK_SPEC = dict(rows=("i", 1), pos=("f", 2), rot=("f", 3), ang=("f", 1), vel=(
                   q=("f", 1), JW=("f", 3), Qf=("f", 1), G=("f", 2), s=("f", 1), D=("f", 2), pos1=("f", 2),
                   rot1=("f", 3), ang1=("f", 1), q1=("f", 1), JW1=("f", 3), Qf1=("f", 1), G1=("f", 2),
                   g1=("f", 1), s1=("f", 1), D1=("f", 2), P=("f", 1), r=("f", 1), nu=("f", 1), nu2=("f", 1),
-                  K=("f", 2), piv=("i", 1), rhs=("f", 1), S=("f", 3), Ai=("f", 3), X=("f", 2), y=("f", 1),
-                  acc=("f", 1))
+                  B=("f", 2), piv=("i", 1), rhs=("f", 1), xb=("f", 1), S=("f", 3), y=("f", 1),
+                  acc=("f", 1), order=("i", 1), kkt_pos=("i", 1), band=("i", 1))
 
 DynModel = namedtuple("DynModel", tuple(_MODEL_SPEC))
 Work = namedtuple("Work", tuple(_WORK_SPEC))
@@ -79,8 +79,8 @@ if jit_enabled():
         s.Qf, s.G, s.s, s.D = t.Qf, t.G, t.s, t.D
         s.pos1, s.rot1, s.ang1, s.q1, s.JW1, s.Qf1 = t.pos1, t.rot1, t.ang1, t.q1, t.JW1, t.Qf1
         s.G1, s.g1, s.s1, s.D1 = t.G1, t.g1, t.s1, t.D1
-        s.P, s.r, s.nu, s.nu2, s.K, s.piv, s.rhs, s.S = t.P, t.r, t.nu, t.nu2, t.K, t.piv, t.rhs, t.S
-        s.Ai, s.X, s.y, s.acc = t.Ai, t.X, t.y, t.acc
+        s.P, s.r, s.nu, s.nu2, s.B, s.piv, s.rhs, s.S = t.P, t.r, t.nu, t.nu2, t.B, t.piv, t.rhs, t.S
+        s.xb, s.y, s.acc, s.order, s.kkt_pos, s.band = t.xb, t.y, t.acc, t.order, t.kkt_pos, t.band
         return s
 
     _CONVERTERS = {DynModel: _model_struct, Work: _work_struct}

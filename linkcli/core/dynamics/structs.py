@@ -20,7 +20,7 @@ from ..jit import jit_enabled
 _MODEL_SPEC = dict(planar=("i", 0), b_mass=("f", 1), b_inertia=("f", 3), c_scale=("f", 1), gravity=("f", 1),
                    ji=("i", 2), jv=("f", 3), jm=("f", 4), q_axis=("f", 2), q_rot=("i", 1), ri=("i", 2),
                    rv=("f", 3), ai=("i", 2), av=("f", 3), ap=("f", 2), ti=("i", 2), tp=("f", 2), li=("i", 1),
-                   lv=("f", 3), di=("i", 2), ei=("i", 2), ec=("f", 1), schur=("i", 0),
+                   lv=("f", 3), di=("i", 2), ei=("i", 2), ec=("f", 1),
                    length=("f", 0), f_scale=("f", 0))
 _WORK_SPEC = dict(rows=("i", 1), pos=("f", 2), rot=("f", 3), ang=("f", 1), vel=("f", 2), omg=("f", 2),
                   q=("f", 1), JW=("f", 3), Qf=("f", 1), G=("f", 2), s=("f", 1), D=("f", 2), pos1=("f", 2),
@@ -68,7 +68,7 @@ if jit_enabled():
         s.planar, s.b_mass, s.b_inertia, s.c_scale, s.gravity = t.planar, t.b_mass, t.b_inertia, t.c_scale, t.gravity
         s.ji, s.jv, s.jm, s.q_axis, s.q_rot = t.ji, t.jv, t.jm, t.q_axis, t.q_rot
         s.ri, s.rv, s.ai, s.av, s.ap, s.ti, s.tp = t.ri, t.rv, t.ai, t.av, t.ap, t.ti, t.tp
-        s.li, s.lv, s.di, s.ei, s.ec, s.schur = t.li, t.lv, t.di, t.ei, t.ec, t.schur
+        s.li, s.lv, s.di, s.ei, s.ec = t.li, t.lv, t.di, t.ei, t.ec
         s.length, s.f_scale = t.length, t.f_scale
         return s
 

@@ -285,53 +285,55 @@ def _newton_matrix(m, w, h, nrow):
     rotations: the discrete-momentum Jacobian) plus the damper terms
     ``c/2 grad s_k grad s_{k+1}^T``."""
     n = w.r.shape[0]
-    kl = w.band[0]
-    _clear_band(w, n + nrow)
+    B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
+    _clear_band(B, n + nrow, kl)
     for b in range(m.b_mass.shape[0]):
         if m.planar:
-            _band_add(w, kl, 3 * b, 3 * b, m.b_mass[b] / h)
-            _band_add(w, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b] / h)
-            _band_add(w, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2] / h)
+            _band_add(B, pos, kl, 3 * b, 3 * b, m.b_mass[b] / h)
+            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b] / h)
+            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2] / h)
         else:
             for i in range(3):
-                _band_add(w, kl, 6 * b + i, 6 * b + i, m.b_mass[b] / h)
-            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, w.S[2], w.S[0], w.S[1])
+                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.b_mass[b] / h)
+            S = w.S
+            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
             for i in range(3):
                 for j in range(3):
-                    _band_add(w, kl, 6 * b + 3 + i, 6 * b + 3 + j, w.S[2, i, j])
-    _damper_block(m, w, kl)
-    _rows_block(m, w, kl, nrow, w.G, w.G1)
+                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[2, i, j])
+    if m.ei.shape[0]:
+        _damper_block(m, w.D, w.D1, B, pos, kl)
+    _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G, w.G1)
 
 
 @maybe_njit
-def _damper_block(m, w, kl):
-    """``w.B += c/2 grad s_k grad s_{k+1}^T`` over the dampers (nonzero only on the components
-    of the damper's two bodies, inside the band by construction of the ordering)."""
-    n = w.r.shape[0]
+def _damper_block(m, D, D1, B, pos, kl):
+    """``B += c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at both
+    ends of the step; nonzero only on the components of the damper's two bodies, inside the band
+    by construction of the ordering)."""
+    n = D.shape[1]
     for e in range(m.ei.shape[0]):
         c = 0.5 * m.ec[e]
         for i in range(n):
-            if w.D[e, i] != 0.0:
+            if D[e, i] != 0.0:
                 for j in range(n):
-                    if w.D1[e, j] != 0.0:
-                        _band_add(w, kl, i, j, c * w.D[e, i] * w.D1[e, j])
+                    if D1[e, j] != 0.0:
+                        _band_add(B, pos, kl, i, j, c * D[e, i] * D1[e, j])
 
 
 @maybe_njit
-def _rows_block(m, w, kl, nrow, GT, GB):
+def _rows_block(m, rows, B, pos, kl, n, nrow, GT, GB):
     """Constraint blocks of the band matrix: column ``n + r`` holds ``GT[r]``, row ``n + r``
-    holds ``GB[r]`` (only the components of the row's two bodies)."""
-    n = w.r.shape[0]
+    holds ``GB[r]`` (only the components of the two bodies of row ``rows[r]``)."""
     nd = 3 if m.planar else 6
     for r in range(nrow):
-        j = m.ri[w.rows[r], R_JOINT]
+        j = m.ri[rows[r], R_JOINT]
         for side in range(2):
             body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
             if body < 0:
                 continue
             for i in range(nd * body, nd * body + nd):
-                _band_add(w, kl, i, n + r, GT[r, i])
-                _band_add(w, kl, n + r, i, GB[r, i])
+                _band_add(B, pos, kl, i, n + r, GT[r, i])
+                _band_add(B, pos, kl, n + r, i, GB[r, i])
 
 
 @maybe_njit
@@ -339,10 +341,11 @@ def _rows_transpose_times(m, w, G, x, nrow, out):
     """``out = G[:nrow]^T x`` (n,), visiting only the components of each row's two bodies (the
     other entries of a row are zero)."""
     nd = 3 if m.planar else 6
+    rows = w.rows
     for i in range(out.shape[0]):
         out[i] = 0.0
     for r in range(nrow):
-        j = m.ri[w.rows[r], R_JOINT]
+        j = m.ri[rows[r], R_JOINT]
         for side in range(2):
             body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
             if body < 0:
@@ -352,33 +355,33 @@ def _rows_transpose_times(m, w, G, x, nrow, out):
 
 
 @maybe_njit
-def _clear_band(w, N):
+def _clear_band(B, N, kl):
     """Zero the band storage of an N x N step matrix (fill columns included)."""
-    width = 3 * w.band[0] + 1
     for i in range(N):
-        for c in range(width):
-            w.B[i, c] = 0.0
+        for c in range(3 * kl + 1):
+            B[i, c] = 0.0
 
 
 @maybe_njit(inline=True)
-def _band_add(w, kl, i, j, v):
+def _band_add(B, pos, kl, i, j, v):
     """Entry (i, j) of the step matrix (unknowns in the kernels' order) += v, stored at the
-    positions of the bandwidth-reducing order ``w.kkt_pos``."""
-    pi = w.kkt_pos[i]
-    w.B[pi, w.kkt_pos[j] - pi + kl] += v
+    positions ``pos`` (``w.kkt_pos``) of the bandwidth-reducing order."""
+    pi = pos[i]
+    B[pi, pos[j] - pi + kl] += v
 
 
 @maybe_njit
 def _band_solve(w, N):
     """Solve the band system in ``w.B`` for the right-hand side ``w.rhs[:N]`` (kernels' order),
     in place. Returns False when the matrix is singular."""
+    xb, pos, rhs, kl = w.xb, w.kkt_pos, w.rhs, w.band[0]
     for u in range(N):
-        w.xb[w.kkt_pos[u]] = w.rhs[u]
-    if band_lu_factor(w.B, N, w.band[0], w.piv) < SINGULAR_PIVOT:
+        xb[pos[u]] = rhs[u]
+    if band_lu_factor(w.B, N, kl, w.piv) < SINGULAR_PIVOT:
         return False
-    band_lu_solve(w.B, N, w.band[0], w.piv, w.xb)
+    band_lu_solve(w.B, N, kl, w.piv, xb)
     for u in range(N):
-        w.rhs[u] = w.xb[w.kkt_pos[u]]
+        rhs[u] = xb[pos[u]]
     return True
 
 
@@ -498,21 +501,22 @@ def _kkt_solve(m, w, nrow):
     """Banded LU solve of ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into
     ``w.rhs``."""
     n = w.P.shape[0]
-    kl = w.band[0]
-    _clear_band(w, n + nrow)
+    B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
+    _clear_band(B, n + nrow, kl)
     for b in range(m.b_mass.shape[0]):
         if m.planar:
-            _band_add(w, kl, 3 * b, 3 * b, m.b_mass[b])
-            _band_add(w, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b])
-            _band_add(w, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2])
+            _band_add(B, pos, kl, 3 * b, 3 * b, m.b_mass[b])
+            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b])
+            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2])
         else:
             for i in range(3):
-                _band_add(w, kl, 6 * b + i, 6 * b + i, m.b_mass[b])
-            world_inertia(m.b_inertia[b], w.rot1[b], w.S[0])
+                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.b_mass[b])
+            S = w.S
+            world_inertia(m.b_inertia[b], w.rot1[b], S[0])
             for i in range(3):
                 for j in range(3):
-                    _band_add(w, kl, 6 * b + 3 + i, 6 * b + 3 + j, w.S[0, i, j])
-    _rows_block(m, w, kl, nrow, w.G1, w.G1)
+                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[0, i, j])
+    _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G1, w.G1)
     for r in range(nrow):
         w.rhs[n + r] = w.g1[r]
     return _band_solve(w, n + nrow)
@@ -534,8 +538,9 @@ def _copy_row_blocks(m, w, dst, src):
     """``dst[r] = src[r]`` on the components of each row's two bodies, the only nonzero ones of
     both (O(rows), where copying the dense rows is O(rows x n))."""
     nd = 3 if m.planar else 6
+    rows = w.rows
     for r in range(dst.shape[0]):
-        j = m.ri[w.rows[r], R_JOINT]
+        j = m.ri[rows[r], R_JOINT]
         for side in range(2):
             body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
             if body >= 0:

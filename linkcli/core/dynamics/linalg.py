@@ -255,6 +255,7 @@ def band_lu_factor(B, N, kl, piv):
     if amax == 0.0:
         return 0.0
     worst = 1.0
+    ju = 0  # last column reached by U so far (as gbtrf): no row from k on has entries beyond it
     for k in range(N):
         last = min(N - 1, k + kl)
         p = k
@@ -268,7 +269,8 @@ def band_lu_factor(B, N, kl, piv):
             return 0.0
         if best / amax < worst:
             worst = best / amax
-        right = min(N - 1, k + 2 * kl)  # last column of U in rows >= k
+        ju = max(ju, min(N - 1, p + kl))
+        right = ju  # the pivot row (either of the swapped rows) has no entry beyond ju
         if p != k:
             for j in range(k, right + 1):
                 B[k, j - k + kl], B[p, j - p + kl] = B[p, j - p + kl], B[k, j - k + kl]

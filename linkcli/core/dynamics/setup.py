@@ -76,6 +76,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     n_rows = model.ri.shape[0]
     w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
+    it.order_unknowns(model, w, len(rows))
     km, wk = as_kernel(model), as_kernel(w)
     joint_geometry(km, w.pos, w.rot, w.JW)
     joint_variables(km, w.pos, w.rot, w.JW, q0, w.q, w.S[0])

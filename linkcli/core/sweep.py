@@ -175,8 +175,8 @@ def _det_flips(mech, J0, J1) -> bool:
     J0 and J1 (n_c, n_q)."""
     if not _square(mech):
         return False
-    d = _det_sign(np.stack([J0, J1])[:, :, passive_indices(mech)])
-    return bool(d[0] * d[1] < 0)
+    p = passive_indices(mech)
+    return bool(np.sign(np.linalg.det(J0[:, p])) * np.sign(np.linalg.det(J1[:, p])) < 0)
 
 
 def _first_point(mech, a, q_start, tol):

@@ -352,7 +352,13 @@ def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: n
     reassembled = np.zeros(n, dtype=np.bool_)
     mi, mf, n_wf, n_wi = _packed(mech, model, pk)
     wf, wi = pk.workspace(n_wf, n_wi)
-    pk.sweep(mi, mf, wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), 50, q, status, resid, worst,
+    # The first point by the same routine as the numpy path (assembly at the estimate's own
+    # inputs with seeded restarts, then continuation to the first input): the kernel's plain
+    # Newton from a poor estimate can converge to another assembly mode, or to angles turns
+    # away from the estimate, where the numpy path keeps the mode the user chose.
+    q_first, st_first = _first_point(mech, Q[coarse[0]], q_start, tol)
+    start = q_first if st_first == Status.CONVERGED else q_start
+    pk.sweep(mi, mf, wf, wi, Q, np.array(start, dtype=np.float64), coarse, float(tol), 50, q, status, resid, worst,
              cond, det, reassembled)
     events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(reassembled)]
     events += _events(mech, status, resid, worst, cond, det)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -181,7 +181,7 @@ class Mechanism:
         from .errors import AnalysisInputError
 
         req = request_from_defaults(self.model.analysis.simulate)
-        overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
+        overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
         if any(not (v > 0 and v < float("inf")) for v in overrides.values()):
             raise AnalysisInputError("dt, t_end and every must be positive finite numbers")
         req = replace(req, **overrides, set={**req.set, **dict(set or {})}, rates={**req.rates, **dict(rates or {})})

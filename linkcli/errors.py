@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-KeyPath = tuple  # tuple[str | int, ...]: path of keys/indices from the document root
 
 #: characters never echoed raw: C0 controls and DEL, C1 controls (ESC and CSI start terminal
 #: escape sequences: clear screen, window title, fake links), lone surrogates (undecodable bytes

@@ -220,7 +220,7 @@ class ResultTable:
         rot = np.asarray(is_rotation, dtype=bool).reshape(len(names))
         scaled = self.units.q_from_si(q, rot)
         return [self.add(name, quantity, self.units.q_unit(bool(r), per), scaled[:, k])
-                for k, (name, r) in enumerate(zip(names, rot))]
+                for k, (name, r) in enumerate(zip(names, rot, strict=True))]
 
     def add_codes(self, entity: str, quantity: str, codes: Any, labels: Sequence[str] | type[Enum]) -> Column:
         """A label column from integer codes, vectorised: ``labels[codes]``. ``labels`` may be a
@@ -263,7 +263,7 @@ class ResultTable:
         meant for small tables and tests, not for writing large outputs."""
         heads = self.headers()
         cols = [c.values.tolist() for c in self.columns]
-        return [dict(zip(heads, row)) for row in zip(*cols)]
+        return [dict(zip(heads, row, strict=True)) for row in zip(*cols, strict=True)]
 
     def slice(self, start: int | None = None, stop: int | None = None) -> "ResultTable":
         """Rows start:stop as a new table (views of the same arrays, same metadata)."""

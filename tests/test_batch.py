@@ -93,7 +93,7 @@ def test_invalid_mechanism_file_is_reported_with_its_line(mix_run):
     _, out = mix_run
     job = jobs_by_id(out / "summary.json")["broken"]
     text = (DATA / "broken.yaml").read_text(encoding="utf-8")
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "couplr" in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "couplr" in ln)
     assert re.search(rf"broken\.yaml:{line}:\d+: error: joints\.A\.child: .*couplr", job["message"])
     assert job["diagnostics"][0]["line"] == line
     assert job["output"] is None
@@ -103,7 +103,7 @@ def test_glob_without_match_points_at_the_job_file(mix_run):
     _, out = mix_run
     job = jobs_by_id(out / "summary.json")["nothing_matches"]
     text = (DATA / "jobs_mix.yaml").read_text(encoding="utf-8")
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "nothing_*" in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "nothing_*" in ln)
     assert f"jobs_mix.yaml:{line}:" in job["message"] and "no file matches" in job["message"]
 
 

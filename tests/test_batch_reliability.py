@@ -190,7 +190,7 @@ def _rows_done(journal: Path) -> int:
         lines = journal.read_text(encoding="utf-8").splitlines()
     except OSError:
         return 0
-    return sum(len(json.loads(l)["rows"]) for l in lines[:-1] if '"t":"rows"' in l)
+    return sum(len(json.loads(ln)["rows"]) for ln in lines[:-1] if '"t":"rows"' in ln)
 
 
 def _start_and_freeze(jobs: Path, out: Path):
@@ -355,7 +355,7 @@ def test_job_outputs_outside_the_folder_are_refused_at_their_line(runner, tmp_pa
     jobs.write_text(text, encoding="utf-8")
     r = invoke(runner, jobs, "--out-dir", tmp_path / "deep" / "out")
     assert r.exit_code == ExitCode.INVALID_FILE, r.output
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if value in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if value in ln)
     assert re.search(rf"jobs\.yaml:{line}:\d+: error: {re.escape(where)}: '{re.escape(value)}' {problem}", r.stderr)
     assert not list(tmp_path.rglob("escape.csv")) and not (tmp_path / "deep" / "out").exists()
 
@@ -421,7 +421,7 @@ def test_readme_short_form_example_passes_and_says_what_it_skipped(runner, tmp_p
     text = (REPO / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Batch runs and parameter studies"):]
     block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
-    line = next(l for l in block.replace("\\\n", " ").splitlines() if "# short form" in l)
+    line = next(ln for ln in block.replace("\\\n", " ").splitlines() if "# short form" in ln)
     args = shlex.split(line.split("#")[0])
     assert args[:2] == ["linkcli", "batch"]
     expanded = []

@@ -189,7 +189,7 @@ def test_parameter_path_not_in_the_file_fails_the_job_only(runner, tmp_path):
     jobs_ = {j["id"]: j for j in json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]}
     assert jobs_["other"]["status"] == "passed"
     s = jobs_["s"]
-    line = next(i for i, l in enumerate(jobs.read_text().splitlines(), 1) if "couplr" in l)
+    line = next(i for i, ln in enumerate(jobs.read_text().splitlines(), 1) if "couplr" in ln)
     assert s["status"] == "error" and f"jobs.yaml:{line}:" in s["message"] and "Did you mean 'coupler'?" in s["message"]
 
 
@@ -273,7 +273,7 @@ def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
     assert r.exit_code == 0, r.output
     rows = read_csv(tmp_path / "out" / "springs.csv")
     assert [row["status"] for row in rows] == ["passed", "invalid", "passed"]
-    line = next(i for i, l in enumerate(motor.read_text().splitlines(), 1) if "return_spring:" in l)
+    line = next(i for i, ln in enumerate(motor.read_text().splitlines(), 1) if "return_spring:" in ln)
     assert f"motor_fourbar.yaml:{line}:" in rows[1]["message"] and "negative" in rows[1]["message"]
     peaks = [float(rows[0]["peak [N m]"]), float(rows[2]["peak [N m]"])]
     assert all(p > 0 for p in peaks) and peaks[0] != peaks[1]

@@ -124,13 +124,13 @@ def slider_crank_reference(theta0, w0, t_eval):
     Lagrangian ``T = J(theta) theta'^2 / 2``, ``V(theta)``: velocities of the CGs by complex-step
     derivatives of their positions (exact to round-off), J' and V' by central differences
     (step 1e-5: error ~1e-10 relative)."""
-    r, l, m1, m2, m3, i2 = 0.1, 0.4, 0.5, 1.0, 2.0, 0.01333
+    r, l_rod, m1, m2, m3, i2 = 0.1, 0.4, 0.5, 1.0, 2.0, 0.01333
 
     def positions(th):  # CGs of crank, rod, slider and the rod angle, for real or complex th
         ax, ay = r * np.cos(th), r * np.sin(th)
-        sphi = -r * np.sin(th) / l  # the slider stays on y = 0
+        sphi = -r * np.sin(th) / l_rod  # the slider stays on y = 0
         cphi = np.sqrt(1 - sphi**2)
-        return (0.5 * ax, 0.5 * ay), (ax + 0.2 * cphi, ay + 0.2 * sphi), (ax + l * cphi, 0 * th), np.arcsin(sphi)
+        return (0.5 * ax, 0.5 * ay), (ax + 0.2 * cphi, ay + 0.2 * sphi), (ax + l_rod * cphi, 0 * th), np.arcsin(sphi)
 
     def J(th):
         d = [np.imag(np.asarray(v)) / 1e-30 for v in _flatten(positions(th + 1e-30j))]

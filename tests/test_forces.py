@@ -146,23 +146,23 @@ assembly: {{crank_pin: 0.5, A: -0.6, B: 0.1, slide: {x0}}}
 
 
 def test_slider_crank_torque_matches_the_exact_engine_formula():
-    """Crank r with a rotating point mass m_A at the crank pin, massless connecting rod l,
+    """Crank r with a rotating point mass m_A at the crank pin, massless connecting rod l_rod,
     reciprocating mass m_B; constant crank speed w. Exact (not the harmonic series): with
-    x = r cos t + S, S = sqrt(l^2 - r^2 sin^2 t), the crank torque is
+    x = r cos t + S, S = sqrt(l_rod^2 - r^2 sin^2 t), the crank torque is
     T = m_B x' x'' w^2 + m_A g r cos t (piston inertia, and the weight of the rotating mass;
     its centripetal force passes through the crank centre)."""
-    r, l, mA, mB, w, g = 0.05, 0.17, 1.3, 0.9, 314.0, 9.81
-    mech = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
+    r, l_rod, mA, mB, w, g = 0.05, 0.17, 1.3, 0.9, 314.0, 9.81
+    mech = mech_from_yaml(ENGINE.format(r=r, l=l_rod, mA=mA, mB=mB, x0=r + l_rod))
     t = np.radians(np.arange(0.0, 360.0, 2.0)) + 1e-3
     res, qd, qdd = _motion(mech, t, w)
     fr = ks.inverse_dynamics(mech, res.q, qd, qdd, res.status == Status.CONVERGED, res.condition)
     s, c = np.sin(t), np.cos(t)
-    S = np.sqrt(l**2 - r**2 * s**2)
+    S = np.sqrt(l_rod**2 - r**2 * s**2)
     x1 = -r * s - r**2 * s * c / S
     x2 = -r * c - r**2 * (c**2 - s**2) / S - r**4 * s**2 * c**2 / S**3
     T = mB * x1 * x2 * w**2 + mA * g * r * c
     # 1e-9 relative to the largest torque: both are exact; the kinematic sweep's 1e-10 loop
-    # tolerance and round-off of the solve (condition of the rod/piston rows ~ l/r) remain
+    # tolerance and round-off of the solve (condition of the rod/piston rows ~ l_rod/r) remain
     assert np.abs(fr.driver_force[:, 0] - T).max() <= 1e-9 * np.abs(T).max()
 
 
@@ -393,9 +393,9 @@ def test_forces_job_in_batch_and_the_figure(tmp_path):
 def test_forces_do_not_depend_on_the_file_units():
     """The engine in mm and degrees (speed given as '3000 rpm', the input sweep in degrees)
     gives the same torques in N m and forces in N as in m and rad."""
-    r, l, mA, mB = 0.05, 0.17, 1.3, 0.9
-    si = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
-    mm_text = ENGINE.format(r=r * 1e3, l=l * 1e3, mA=mA, mB=mB, x0=(r + l) * 1e3).replace(
+    r, l_rod, mA, mB = 0.05, 0.17, 1.3, 0.9
+    si = mech_from_yaml(ENGINE.format(r=r, l=l_rod, mA=mA, mB=mB, x0=r + l_rod))
+    mm_text = ENGINE.format(r=r * 1e3, l=l_rod * 1e3, mA=mA, mB=mB, x0=(r + l_rod) * 1e3).replace(
         "{length: m, angle: rad}", "{length: mm, angle: deg}").replace(
         "crank_pin: 0.5, A: -0.6, B: 0.1", "crank_pin: 28.6, A: -34.4, B: 5.7")
     mm = mech_from_yaml(mm_text)

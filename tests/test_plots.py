@@ -280,8 +280,8 @@ def test_missing_matplotlib_is_a_clear_usage_error(runner, fourbar_path, tmp_pat
 def test_command_help_does_not_import_matplotlib(command):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("LINKCLI_TRACEBACK", None)
-    code = ("import sys; from linkcli.cli.app import main\ntry:\n    main([%r, '--help'])\nexcept SystemExit:\n"
-            "    pass\nprint('MPL', 'matplotlib' in sys.modules)" % command)
+    code = (f"import sys; from linkcli.cli.app import main\ntry:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n"
+            "    pass\nprint('MPL', 'matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "MPL False" in out.stdout

@@ -74,7 +74,7 @@ def test_study_with_the_kernel_equals_the_study_with_the_numpy_path(runner, tmp_
     assert len(fast) == len(ref) == 12
     # some variants fail the 0.01 m check: both outcomes are exercised
     assert {r["status"] for r in ref} >= {"passed", "failed"}
-    for a, b in zip(fast, ref):
+    for a, b in zip(fast, ref, strict=True):
         for key in b:
             if key.endswith("[m]"):
                 # positions converge to 1e-10 of the 4 m mechanism on both paths: 4e-10 m each

@@ -122,7 +122,7 @@ def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) 
 def default_speeds(mech: CompiledMechanism) -> dict[int, float]:
     """Actuated index -> SI speed of a ``constant_speed`` motion driver on it (the file's motor)."""
     out = {}
-    for qi, kind, prof in zip(mech.driver_q, mech.driver_kind, mech.driver_profile):
+    for qi, kind, prof in zip(mech.driver_q, mech.driver_kind, mech.driver_profile, strict=True):
         if kind == DRIVE_MOTION and prof.kind == "constant_speed":
             out[int(np.flatnonzero(mech.q_actuated == qi)[0])] = float(prof.params["speed"])
     return out
@@ -217,8 +217,8 @@ def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loa
         solver={"tol": req.tol, "method": "kinematic sweep, then Newton-Euler of the bodies (dynamics model), "
                                           "one linear solve per point", "static": req.static,
                 "gravity": req.gravity},
-        input_speed={mech.q_names[i]: float(s) for i, s in zip(mech.q_actuated, speed)},
-        input_acceleration={mech.q_names[i]: float(a) for i, a in zip(mech.q_actuated, acc)})
+        input_speed={mech.q_names[i]: float(s) for i, s in zip(mech.q_actuated, speed, strict=True)},
+        input_acceleration={mech.q_names[i]: float(a) for i, a in zip(mech.q_actuated, acc, strict=True)})
     good = fr.status == ks.OK
     nan = lambda a: np.where(good.reshape((-1,) + (1,) * (a.ndim - 1)), a, np.nan)[o]  # noqa: E731
     table.add_q(mech.q_names, nan(q), mech.q_is_rotation)

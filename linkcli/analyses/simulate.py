@@ -22,7 +22,6 @@ from ..core.profiles import evaluate_profile
 from ..core.velocity import joint_rates
 from ..errors import AnalysisInputError
 from ..results import ResultTable
-from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from .inputs import actuated_values
 
@@ -65,7 +64,7 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
     actuated = {mech.q_names[i] for i in mech.q_actuated}
     ad0 = actuated_values(mech, {k: v for k, v in req.rates.items() if k in actuated}, "--rate")
     notes = []
-    for name, qi, kind, prof in zip(mech.driver_names, mech.driver_q, mech.driver_kind, mech.driver_profile):
+    for name, qi, kind, prof in zip(mech.driver_names, mech.driver_q, mech.driver_kind, mech.driver_profile, strict=True):
         if kind != DRIVE_MOTION:
             continue
         k = int(np.flatnonzero(mech.q_actuated == qi)[0])
@@ -88,7 +87,7 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     if problem:
         raise AnalysisInputError(problem)
     a0, ad0, messages = initial_state(mech, req)
-    massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
+    massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:], strict=True) if not has]
     if massless:
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
     start = assemble(mech, a0, mech.q_init, tol=ASSEMBLY_TOL)

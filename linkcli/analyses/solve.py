@@ -92,7 +92,7 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     table.metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
     named: set[str] = set()
     for loop in fourbar_loops(mech):
-        mu = np.where(ok, _by_chunks(lambda qc: transmission_angle(mech, loop, qc), res.q), np.nan)
+        mu = np.where(ok, _by_chunks(lambda qc, loop=loop: transmission_angle(mech, loop, qc), res.q), np.nan)
         # rings sharing their coupler-output joint (loops sharing a pin, e.g. a coupling rod
         # over three wheels) are told apart by both coupler joints: pin2-pin3.transmission
         entity = mech.joint_names[loop.joints[2]]
@@ -103,13 +103,13 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
         table.metadata.setdefault("fourbar_loops", []).append(_fourbar_record(mech, loop, limits))
     status_text = row_status(mech, path, res.status, res.residual, req.tol)
     table.add("", "status", "", status_text[o])
-    for l, j in enumerate(mech.loop_joint):
-        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, l])
+    for li, j in enumerate(mech.loop_joint):
+        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, li])
     table.add("", "condition", "", res.condition[o])
     messages = (limit_warnings(mech, path, res.q, ok) + sweep_messages(mech, res, path, status_text, limits)
                 + limit_messages(mech, limits))
     table.metadata["events"] = messages
-    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True))}
+    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True), strict=True)}
     return SolveOutcome(table, int((~ok).sum()), messages)
 
 

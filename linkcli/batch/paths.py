@@ -114,7 +114,7 @@ def with_values(data: Any, paths: Sequence[Sequence], values: Sequence[Any]) -> 
     """A copy of ``data`` with ``values[k]`` at ``paths[k]``; containers off the paths are shared
     with ``data`` (treat both as read-only)."""
     root = data
-    for path, value in zip(paths, values):
+    for path, value in zip(paths, values, strict=True):
         root = _set(root, tuple(path), value)
     return root
 

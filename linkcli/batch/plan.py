@@ -155,7 +155,7 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
     uids = _unit_ids(job_name, [f for _, f, _ in files])
     several = len(files) > 1
     units = []
-    for (k, path, matched), uid in zip(files, uids):
+    for (k, path, matched), uid in zip(files, uids, strict=True):
         spec = JobSpec(uid, job_name, job.analysis, job.options,
                        tuple(job.figures) if job.figures else None, tuple(job.checks), job.strict)
         name = (job.study.output if job.study is not None and job.study.output else None) or job.output

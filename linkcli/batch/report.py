@@ -39,7 +39,6 @@ from .. import __version__
 from .worker import ERROR, FAILED, INTERRUPTED, INVALID, PASSED, UnitResult
 
 SUMMARY_FORMAT = "linkcli.batch-summary/1"
-STUDY_EXTENSIONS = (".csv", ".json", ".parquet")
 
 
 def _plain(value: Any) -> Any:

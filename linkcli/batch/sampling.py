@@ -54,7 +54,7 @@ def sample(study: Study, nominal: Sequence[float | None] = ()) -> list[tuple]:
     if method == "grid":
         return list(itertools.product(*parameter_axes(study)))
     if method == "list":
-        return list(zip(*parameter_axes(study)))
+        return list(zip(*parameter_axes(study), strict=True))
     n = int(study.variants)
     if method == "lhs":
         rng = np.random.default_rng([study.seed, n])
@@ -62,7 +62,7 @@ def sample(study: Study, nominal: Sequence[float | None] = ()) -> list[tuple]:
         for p in params:
             u = (rng.permutation(n) + rng.random(n)) / n
             cols.append(p.low + u * (p.high - p.low))
-        return [tuple(float(v) for v in row) for row in zip(*cols)]
+        return [tuple(float(v) for v in row) for row in zip(*cols, strict=True)]
     if method == "random":
         low = np.array([p.low for p in params])
         span = np.array([p.high - p.low for p in params])

@@ -124,8 +124,10 @@ class LinkcliGroup(TyperGroup):
         except _click_exception_base() as exc:  # usage errors quote the user's words: escaped
             from linkcli.errors import visible
 
-            if isinstance(getattr(exc, "message", None), str):
-                exc.message = visible(exc.message)
+            message = getattr(exc, "message", None)
+            if isinstance(message, str):
+                click_exc: Any = exc  # a ClickException (its class is found at run time)
+                click_exc.message = visible(message)
             raise
         except _PASS_THROUGH:
             raise

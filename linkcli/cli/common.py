@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from linkcli.core.mechanism import CompiledMechanism
     from linkcli.errors import Diagnostic
     from linkcli.io.loader import LoadedMechanism
+    from linkcli.model.mechanism import Mechanism
     from linkcli.results import ResultTable
 
     from .options import DataFormat
@@ -55,7 +56,7 @@ def add_note(exc: BaseException, note: str) -> None:
         exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]
 
 
-def load_and_compile(path: str | Path) -> "tuple[LoadedMechanism, CompiledMechanism]":
+def load_and_compile(path: str | Path) -> "tuple[LoadedMechanism[Mechanism], CompiledMechanism]":
     """Load, validate and compile one mechanism file.
 
     Raises MechanismFileError (the CLI exits 3 and prints its diagnostics). A valid file that

@@ -87,8 +87,8 @@ def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, t
     n_cells = len(cells[0]) if cells else 0
     for g, group in enumerate(groups):
         last = g == len(groups) - 1
-        part = f" (columns, part {g + 1} of {len(groups)})" if len(groups) > 1 else ""
-        rich_table = Table(title=None if title is None else escape(title) + part,
+        part_note = f" (columns, part {g + 1} of {len(groups)})" if len(groups) > 1 else ""
+        rich_table = Table(title=None if title is None else escape(title) + part_note,
                            caption=caption if last else None, header_style="bold", box=box.SIMPLE_HEAD,
                            pad_edge=False)
         for k in group:

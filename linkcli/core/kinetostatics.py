@@ -311,7 +311,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
 
 
 def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
-    f = lambda *shape: np.full((n,) + shape, np.nan)
+    def f(*shape: int) -> np.ndarray:
+        return np.full((n,) + shape, np.nan)
+
     return ForcesResult(status, f(n_act), f(nj, 3), f(nj, 3), f(nj, 3), f(nj, 3), f(n_ax, 3), f(n_to, 3),
                         f(nb, 3), f(nb, 3), f(3), f(3), f(), f(), f(), f(), f(), f(), f(), warnings)
 

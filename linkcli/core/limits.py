@@ -87,7 +87,7 @@ def _polygons(mech: CompiledMechanism) -> list[_LoopPolygon | None]:
     """Per loop, its polygon when a reach certificate applies (planar, every passive joint of the
     loop revolute, the cut joint passive and revolute), else None."""
     out: list[_LoopPolygon | None] = []
-    for l, k in enumerate(mech.loop_joint):
+    for li, k in enumerate(mech.loop_joint):
         k = int(k)
         if not mech.planar or mech.joint_type[k] != REVOLUTE or mech.joint_actuated[k]:
             out.append(None)
@@ -101,7 +101,7 @@ def _polygons(mech: CompiledMechanism) -> list[_LoopPolygon | None]:
                 ok = False
                 break
             vertices.append(j)
-        out.append(_LoopPolygon(l, k, tuple(vertices)) if ok else None)
+        out.append(_LoopPolygon(li, k, tuple(vertices)) if ok else None)
     return out
 
 

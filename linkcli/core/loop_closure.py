@@ -86,9 +86,9 @@ class _LoopPlan:
         path = link_path_signs(mech)
         self.cB = path[self.chi].copy()
         self.cA = path[self.par].copy()
-        for l, j in enumerate(k):
+        for li, j in enumerate(k):
             s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-            self.cA[l, s:s + n] += 1.0
+            self.cA[li, s:s + n] += 1.0
         self.dC = self.cB - self.cA
         self.passive = passive_indices(mech)
         self.scale = _residual_scale(mech)

@@ -237,8 +237,8 @@ def _write_csv(table: ResultTable, fh: IO[str]) -> None:
     kinds = [c.kind for c in cols]
     for start in range(0, table.n, _CHUNK_ROWS):
         stop = min(start + _CHUNK_ROWS, table.n)
-        cells = [_csv_cells(c.values, k, start, stop) for c, k in zip(cols, kinds)]
-        fh.write("".join(map(row_format.__mod__, zip(*cells))))
+        cells = [_csv_cells(c.values, k, start, stop) for c, k in zip(cols, kinds, strict=True)]
+        fh.write("".join(map(row_format.__mod__, zip(*cells, strict=True))))
 
 
 # -- JSON ---------------------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ def _write_npz(table: ResultTable, fh: IO[bytes]) -> None:
     columns = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
                for c in table.columns]
     meta = {"format": NPZ_FORMAT_ID, "metadata": json_safe(table.metadata), "n_rows": table.n, "columns": columns}
-    arrays = {NPZ_META_KEY: np.array(json.dumps(meta, allow_nan=False, ensure_ascii=False))}
+    arrays: dict[str, Any] = {NPZ_META_KEY: np.array(json.dumps(meta, allow_nan=False, ensure_ascii=False))}
     for c in table.columns:
         arrays[c.header] = np.asarray(c.values)
     np.savez(fh, **arrays)

@@ -58,7 +58,7 @@ MAX_DEPTH = 100  #: deepest nesting of lists/mappings
 #: item list took 104 s and 720 MB).
 MAX_NODES = 20_000
 
-Loc = tuple  # (line, col), both 1-based
+Loc = tuple[int, int]  # (line, col), both 1-based
 
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_CORE + "int": (int,), _CORE + "float": (int, float),
@@ -297,7 +297,9 @@ def _resolve_plain(text: str):
     return text
 
 
-def _tag_name(tag: str) -> str:
+def _tag_name(tag: str | None) -> str:
+    if tag is None:
+        return "!"  # the non-specific tag
     return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
 
 
@@ -413,9 +415,11 @@ class _Builder:
     def _syntax_error(self, exc: yaml.YAMLError) -> None:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         message = getattr(exc, "problem", None) or str(exc) or "invalid YAML"
-        if getattr(exc, "context", None):
-            where = f" on line {exc.context_mark.line + 1}" if exc.context_mark else ""
-            message += f" ({exc.context}{where})"
+        context = getattr(exc, "context", None)
+        if context:
+            context_mark = getattr(exc, "context_mark", None)
+            where = f" on line {context_mark.line + 1}" if context_mark else ""
+            message += f" ({context}{where})"
         hint = next((h for key, h in _SYNTAX_HINTS if key in message), "check the YAML syntax here")
         path = self.stack[-1].path if self.stack else ()
         self.diagnostics.append(Diagnostic(self.filename, *(_loc(mark) if mark else (0, 0)),
@@ -546,7 +550,7 @@ class _Builder:
         if event.anchor:  # until it is complete, `*name` means this (unfinished) node
             self.anchors.pop(event.anchor, None)
             self.open_anchors.add(event.anchor)
-        value = {} if isinstance(event, ev.MappingStartEvent) else []
+        value: dict | list = {} if isinstance(event, ev.MappingStartEvent) else []
         self.stack.append(_Frame(value, path, record, role, event.anchor, count, start_entry,
                                  event.start_mark))
 
@@ -579,9 +583,11 @@ class _Builder:
             return
         top = self.stack[-1]
         if role == "item":
+            assert isinstance(top.value, list)
             top.value.append(value)
             return
         if top.keep:
+            assert isinstance(top.value, dict)
             top.value[top.key] = value
         top.key, top.keep = _EXPECT_KEY, False
 

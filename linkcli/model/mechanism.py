@@ -19,7 +19,6 @@ from .units import (ACCELERATION, ANGLE, DRIVEN, DRIVEN_RATE, FORCE, FREQUENCY, 
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 Vec = list[Num]  # unitless (directions, rotation matrices)
-Length = Annotated[float, Q(LENGTH)]
 Angle = Annotated[float, Q(ANGLE)]
 #: a point or offset in the file's length unit: [x, y] or [x, y, z]
 Point = Annotated[list[float], Q(LENGTH, "vector", doc="Coordinates")]

@@ -115,10 +115,10 @@ class Study(Strict):
                 raise located_error("give `values` or a range, not both", sub=("parameters", key, "values"))
             if m == "grid" and p.values is None and p.num is not None and p.step is not None:
                 raise located_error("give `num` or `step`, not both", sub=("parameters", key, "step"))
-            if m in ("random", "lhs") and not p.low < p.high:
+            if m in ("random", "lhs") and p.low is not None and p.high is not None and not p.low < p.high:
                 raise located_error(f"low ({p.low:g}) must be below high ({p.high:g})", sub=("parameters", key, "high"))
         if m == "list":
-            sizes = {len(p.values) for p in self.parameters.values()}
+            sizes = {len(p.values or ()) for p in self.parameters.values()}
             if len(sizes) > 1:
                 raise located_error(f"every parameter of a list study needs the same number of values, got "
                                     f"{sorted(sizes)}", sub=("parameters",),
@@ -141,7 +141,8 @@ class Study(Strict):
                 n *= len(p.values)
             elif p.num is not None:
                 n *= p.num
-            else:
+            else:  # the validator requires from/to/step here
+                assert p.to is not None and p.from_ is not None and p.step is not None
                 n *= int(math.floor(abs(p.to - p.from_) / p.step + 1e-9)) + 1
         return n
 

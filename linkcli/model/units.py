@@ -283,6 +283,7 @@ class Q:
         if self.gt is not None:
             number["exclusiveMinimum"] = self.gt
         leaf = {"anyOf": [number, {"type": "string", "description": "a number with a unit"}]}
+        schema: dict[str, Any]
         if self.shape == "scalar":
             schema = leaf
         elif self.shape == "vector":
@@ -346,7 +347,7 @@ class Q:
         body, unit = _VECTOR.match(text).groups()  # type: ignore[union-attr]
         items = [p.strip() for p in body.split(",")] if body.strip() else []
         out = []
-        for i, item in enumerate(items):
+        for item in items:
             try:
                 number = float(item)
             except ValueError:

@@ -72,12 +72,12 @@ def test_non_grashof_reports_limit_positions():
        mode=st.sampled_from([1, -1]))
 def test_random_grashof_crank_rockers(s, gaps, mode):
     """Crank-rockers valid by construction: crank shortest, s + l < p + q (Grashof)."""
-    p, q_, l = sorted([s + g for g in np.cumsum(gaps)])
-    if s + l >= p + q_ - 1e-3:
-        l = p + q_ - s - 0.05
-        if l <= q_:
+    p, q_, l_max = sorted([s + g for g in np.cumsum(gaps)])
+    if s + l_max >= p + q_ - 1e-3:
+        l_max = p + q_ - s - 0.05
+        if l_max <= q_:
             return
-    d, b, c = l, p, q_  # ground longest; the shortest link is the crank -> crank-rocker
+    d, b, c = l_max, p, q_  # ground longest; the shortest link is the crank -> crank-rocker
     mech = mech_from_yaml(fourbar_yaml(d, s, b, c, assembly=f"{{crank_pin: 0.0, A: {0.5 * mode}}}"))
     assert grashof_class(*fourbar_loops(mech)[0].lengths) == "crank-rocker"
     theta = np.linspace(0, 2 * np.pi, 361)
@@ -85,7 +85,7 @@ def test_random_grashof_crank_rockers(s, gaps, mode):
     assert np.all(res.status == Status.CONVERGED)
     B = pin_B(mech, res.q)
     errs = [np.abs(B - fourbar_closed_form(d, s, b, c, theta, sg)).max() for sg in (1, -1)]
-    assert min(errs) < TOL * max(1, l)  # one branch, all the way round
+    assert min(errs) < TOL * max(1, l_max)  # one branch, all the way round
     assert max(errs) > 1e-3
 
 

@@ -77,5 +77,5 @@ def test_coupling_rod_cli_commands_do_not_fail(runner, tmp_path):
         assert r.exit_code == 0, r.stderr
     r = runner.invoke(app, ["fk", COUPLING_ROD, "--set", "axle1=40", "--format", "csv"])
     header, row = r.stdout.strip().splitlines()[-2:]
-    values = dict(zip(header.split(","), row.split(",")))
+    values = dict(zip(header.split(","), row.split(","), strict=True))
     assert abs(float(values["axle3.q [deg]"]) - 40) < 1e-8 and values["status"] == "ok"

@@ -68,10 +68,10 @@ def parse_check(text: str):
 
     usage = (f"--check {text!r}: write 'COLUMN>=VALUE', 'COLUMN<=VALUE' or SHORTCUT=VALUE with a shortcut among "
              f"{', '.join(CHECK_SHORTCUTS)}")
-    for op, key in ((">=", "min"), ("<=", "max")):
-        column, sep, value = text.rpartition(op)
-        if sep:
-            break
+    bounds = [(op, key) for op, key in ((">=", "min"), ("<=", "max")) if op in text]
+    if bounds:
+        op, key = bounds[0]
+        column, _, value = text.rpartition(op)
     else:
         column, sep, value = text.partition("=")
         key = column.strip()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
@@ -50,7 +50,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
-    overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every), ("tol", tol)) if v is not None}
+    overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every), ("tol", tol)) if v is not None}
     if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
         raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive finite numbers")
     if tol is not None and not tol <= 1e-3:

@@ -126,6 +126,11 @@ def test_latin_hypercube_has_one_sample_per_stratum():
     for k, (lo, hi) in enumerate([(0, 10), (5, 6)]):
         strata = np.floor((v[:, k] - lo) / (hi - lo) * n).astype(int)
         assert sorted(strata) == list(range(n))
+    # one seeded design (scipy.stats.qmc.LatinHypercube): the same seed and size give the same
+    # values, another seed another design
+    params = {"a.x": {"low": 0, "high": 10}, "a.y": {"low": 5, "high": 6}}
+    assert sample(study(method="lhs", variants=n, seed=1, parameters=params)) == [tuple(r) for r in v.tolist()]
+    assert not np.allclose(np.array(sample(study(method="lhs", variants=n, seed=2, parameters=params))), v)
 
 
 def test_normal_tolerance_is_three_sd_about_the_file_value():

@@ -376,7 +376,7 @@ def _study_metadata(st: _Study, rows: list[VariantRow]) -> dict:
                     "figures": {f.name: f.value for f in st.nominal.figures},
                     "parameters": {p.text: v for p, v in zip(st.unit.params, st.unit.nominal, strict=True)}},
         "random_numbers": "variant i: numpy default_rng([seed, i])" if study.method in ("random", "normal")
-                          else "one design: numpy default_rng([seed, variants])" if study.method == "lhs" else "none",
+                          else "one design: scipy.stats.qmc.LatinHypercube, numpy default_rng([seed, variants])" if study.method == "lhs" else "none",
     }
 
 

@@ -25,10 +25,6 @@ FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
 COARSE = "options: {sweep: {crank_pin: {from: 0, to: 360, step: 30}}}"
 
 
-def invoke(runner, *args):
-    return runner.invoke(app, ["batch", *[str(a) for a in args]])
-
-
 def write_jobs(tmp_path: Path, study: str, extra: str = "", name: str = "jobs.yaml") -> Path:
     path = tmp_path / name
     path.write_text(f"""jobs:
@@ -146,12 +142,12 @@ def test_normal_tolerance_is_three_sd_about_the_file_value():
 
 
 # -- a study with an invalid and a failing variant ------------------------------------------------------------
-def test_grid_study_reports_invalid_and_failing_variants(runner, tmp_path):
+def test_grid_study_reports_invalid_and_failing_variants(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, """      method: grid
       parameters:
         links.coupler.frames.B[0]: {values: [3.5, long, 1.0, 3.51]}
 """)
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output  # pass_fraction 1 by default
     rows = read_csv(tmp_path / "out" / "s.csv")
     assert [row["variant"] for row in rows] == ["0", "1", "2", "3"]
@@ -171,17 +167,17 @@ def test_grid_study_reports_invalid_and_failing_variants(runner, tmp_path):
     assert job["study"]["nominal"]["grashof"] == "crank-rocker"
 
 
-def test_pass_fraction_lets_a_study_pass(runner, tmp_path):
+def test_pass_fraction_lets_a_study_pass(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, """      method: list
       pass_fraction: 0.5
       parameters:
         links.coupler.frames.B[0]: {values: [3.5, 1.0]}
 """)
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == 0, r.output
 
 
-def test_parameter_path_not_in_the_file_fails_the_job_only(runner, tmp_path):
+def test_parameter_path_not_in_the_file_fails_the_job_only(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, """      method: list
       parameters:
         links.couplr.frames.B[0]: {values: [3.5]}
@@ -189,7 +185,7 @@ def test_parameter_path_not_in_the_file_fails_the_job_only(runner, tmp_path):
     files: {FOURBAR}
     {COARSE}
 """)
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED
     jobs_ = {j["id"]: j for j in json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]}
     assert jobs_["other"]["status"] == "passed"
@@ -208,25 +204,25 @@ NORMAL = """      method: normal
 """
 
 
-def test_same_seed_same_table_whatever_the_chunks_and_workers(runner, tmp_path):
+def test_same_seed_same_table_whatever_the_chunks_and_workers(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, NORMAL)
-    r1 = invoke(runner, jobs, "--jobs", "1", "--chunk-size", "16", "--out-dir", tmp_path / "a", "-q")
-    r2 = invoke(runner, jobs, "--jobs", "2", "--chunk-size", "3", "--out-dir", tmp_path / "b", "-q")
+    r1 = run_cli("batch", jobs, "--jobs", "1", "--chunk-size", "16", "--out-dir", tmp_path / "a", "-q")
+    r2 = run_cli("batch", jobs, "--jobs", "2", "--chunk-size", "3", "--out-dir", tmp_path / "b", "-q")
     assert (r1.exit_code, r2.exit_code) == (0, 0), r1.output + r2.output
     a, b = (tmp_path / "a" / "s.csv").read_text(), (tmp_path / "b" / "s.csv").read_text()
     assert a == b
     rows = read_csv(tmp_path / "a" / "s.csv")
     assert len(rows) == 16 and len({row["links.coupler.frames.B[0]"] for row in rows}) == 16
     # more variants: the first 16 are the same ones
-    r3 = invoke(runner, jobs, "--jobs", "1", "--variants", "20", "--out-dir", tmp_path / "c", "-q")
+    r3 = run_cli("batch", jobs, "--jobs", "1", "--variants", "20", "--out-dir", tmp_path / "c", "-q")
     assert r3.exit_code == 0
     assert read_csv(tmp_path / "c" / "s.csv")[:16] == rows
 
 
-def test_parquet_study_table(runner, tmp_path):
+def test_parquet_study_table(run_cli, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     jobs = write_jobs(tmp_path, NORMAL.replace("variants: 16", "variants: 6") + "      output: s.parquet\n")
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == 0, r.output
     table = pq.read_table(tmp_path / "out" / "s.parquet")
     assert table.num_rows == 6
@@ -257,7 +253,7 @@ def test_parquet_without_pyarrow_says_what_to_install(monkeypatch, tmp_path):
         write_study_table(t, str(tmp_path / "s.parquet"))
 
 
-def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
+def test_simulate_study_peak_torque_and_an_invalid_stiffness(run_cli, tmp_path):
     """A spring stiffness cannot be negative (the format says >= 0): that variant is invalid and
     names the file's line; the others report the motor's peak torque."""
     motor = REPO / "mechanisms" / "motor_fourbar.yaml"
@@ -274,7 +270,7 @@ def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
       parameters:
         springs.return_spring.stiffness: {{values: [5000, -1, 1000]}}
 """, encoding="utf-8")
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == 0, r.output
     rows = read_csv(tmp_path / "out" / "springs.csv")
     assert [row["status"] for row in rows] == ["passed", "invalid", "passed"]

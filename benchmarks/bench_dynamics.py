@@ -9,7 +9,10 @@ with numpy: the index-3 DAE reduced to index 1 (constraint accelerations) with B
 stabilisation (alpha = beta = 10 1/s), integrated by scipy's solve_ivp (RK45, rtol 1e-8,
 atol 1e-10) with output at every millisecond.
 
-Run: ``python benchmarks/bench_dynamics.py [--repeat 5]``. Prints a table of CPU times of this
+Scaling (``--scaling``): CPU time per step of planar chains of 5, 10, 20, 40 coupled four-bars
+(11 .. 81 bodies, see :func:`fourbar_chain`), and the log-log slope of cost against bodies.
+
+Run: ``python benchmarks/bench_dynamics.py [--repeat 5] [--scaling]``. Prints a table of CPU times of this
 process (``time.process_time``, best of ``--repeat``; wall times swing with the load of a
 shared machine, CPU times much less), the accuracy of both, and numba's compile/load times
 (wall) measured in fresh processes (cold: empty cache directory; cached: the package's cache).
@@ -175,11 +178,72 @@ def first_call_times(cold: bool) -> tuple[float, float]:
     return imp, first
 
 
+# --- scaling: chains of coupled four-bars --------------------------------------------------------
+def fourbar_chain(n_loops: int):
+    """A planar chain of ``n_loops`` coupled four-bars (2 n + 1 bodies, mobility 1): rockers
+    ``r0 .. rn`` (uniform rods 1 m, 1 kg) pinned to the ground at x = 0, 1, ..., n, couplers
+    ``c1 .. cn`` (rods 1 m, 1 kg: parallelograms) joining the tips of neighbouring rockers; gravity -9.81 y;
+    rocker r0 is the actuated variable (no driver)."""
+    from linkcli.compile import compile_mechanism
+    from linkcli.io.loader import validate_document
+
+    links = {"ground": {"frames": {f"O{i}": [float(i), 0.0] for i in range(n_loops + 1)}}}
+    joints, assembly = {}, {}
+    for i in range(n_loops + 1):
+        links[f"r{i}"] = {"shape": {"type": "rod", "between": ["O", "T"], "mass": 1.0},
+                          "frames": {"O": [0, 0], "T": [1, 0]}}
+        joints[f"p{i}"] = {"type": "revolute", "parent": f"ground.O{i}", "child": f"r{i}.O", "actuated": i == 0}
+        assembly[f"p{i}"] = 60.0
+    for i in range(1, n_loops + 1):
+        links[f"c{i}"] = {"shape": {"type": "rod", "between": ["A", "B"], "mass": 1.0},
+                          "frames": {"A": [0, 0], "B": [1.0, 0]}}
+        joints[f"a{i}"] = {"type": "revolute", "parent": f"r{i - 1}.T", "child": f"c{i}.A"}
+        joints[f"b{i}"] = {"type": "revolute", "parent": f"c{i}.B", "child": f"r{i}.T"}
+        assembly[f"a{i}"] = -60.0
+        assembly[f"b{i}"] = 60.0
+    doc = {"name": f"chain of {n_loops} four-bars", "kind": "planar", "units": {"length": "m", "angle": "deg"},
+           "gravity": [0, -9.81], "links": links, "joints": joints, "base": "ground", "assembly": assembly}
+    return compile_mechanism(validate_document(doc, None, "<chain>").model)
+
+
+def run_scaling(loops=(5, 10, 20, 40), t_end: float = 0.1, dt: float = 1e-3):
+    """CPU time per step (best of 3, every 100th step saved) of the chains; returns rows
+    ``(loops, bodies, ms per step)`` and the log-log slope of cost against bodies."""
+    from linkcli.core.assembly import assemble
+    from linkcli.core.dynamics import simulate
+
+    rows = []
+    for n in loops:
+        mech = fourbar_chain(n)
+        start = assemble(mech, np.array([np.radians(60.0)]), mech.q_init)
+        simulate(mech, start.q, np.zeros(mech.n_q), t_end=2 * dt, dt=dt)  # compile/load
+        best = np.inf
+        for _ in range(3):
+            t0 = time.process_time()
+            r = simulate(mech, start.q, np.zeros(mech.n_q), t_end=t_end, dt=dt, every=100)
+            best = min(best, time.process_time() - t0)
+        assert r.status == "ok", r.message
+        rows.append((n, mech.n_links - 1, 1e3 * best / round(t_end / dt)))
+    bodies, cost = np.log([r[1] for r in rows]), np.log([r[2] for r in rows])
+    return rows, float(np.polyfit(bodies, cost, 1)[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="linkcli runs (best time is reported)")
     parser.add_argument("--no-compile-times", action="store_true", help="skip the fresh-process timings")
+    parser.add_argument("--scaling", action="store_true",
+                        help="only the scaling run: cost per step of chains of 5 .. 40 coupled four-bars")
     args = parser.parse_args()
+    if args.scaling:
+        rows, slope = run_scaling()
+        print("| four-bar loops | bodies | CPU per step [ms] |")
+        print("|---|---|---|")
+        for n, nb, ms in rows:
+            print(f"| {n} | {nb} | {ms:.3f} |")
+        print(f"\nlog-log slope of cost per step against bodies: {slope:.2f}; "
+              f"20 s at dt 1e-3 of the {rows[-1][1]}-body chain: about {rows[-1][2] * 20:.0f} s of CPU")
+        return
 
     t_lk, res = run_linkcli(args.repeat)
     t_lk10, _ = run_linkcli(args.repeat, every=10)

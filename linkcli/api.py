@@ -16,9 +16,10 @@ every diagnostic), :class:`linkcli.errors.AnalysisInputError` for bad arguments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -196,4 +197,4 @@ def load(path: str | Path) -> Mechanism:
     return Mechanism(path)
 
 
-__all__ = ["load", "Mechanism", "Outcome", "Event"]
+__all__ = ["Event", "Mechanism", "Outcome", "load"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import linkcli
-from linkcli.analyses.solve import run_solve, request_from_defaults
+from linkcli.analyses.solve import request_from_defaults, run_solve
 from linkcli.errors import AnalysisInputError, MechanismFileError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_readme_python_example_runs(monkeypatch, capsys):
     text = (REPO / "README.md").read_text()
     section = text.split("## Python API", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
     monkeypatch.chdir(REPO)
     exec(compile(code, "README.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()

@@ -171,6 +171,16 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
+def _workers(coordinator: int) -> set[int]:
+    """The worker processes: children of the forkserver, the coordinator's child whose command
+    line names multiprocessing.forkserver (workers are forks of it: same command line)."""
+    servers = [p for p in _descendants(coordinator)
+               if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()
+               and int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) == coordinator]
+    assert len(servers) == 1, servers
+    return _descendants(servers[0])
+
+
 def _running(pid: int) -> bool:
     """Alive and not a zombie (a zombie has exited; only its parent's bookkeeping is left)."""
     try:
@@ -200,8 +210,7 @@ def _start_and_freeze(jobs: Path, out: Path):
         wait_for(lambda: _rows_done(out / ".batch-journal.jsonl") >= 2 or proc.poll() is not None, what="variants")
         assert proc.poll() is None, proc.communicate()
         tree = _descendants(proc.pid)
-        forkserver = next(p for p in tree if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes())
-        for pid in _descendants(forkserver):  # the workers stop where they are
+        for pid in _workers(proc.pid):  # the workers stop where they are
             os.kill(pid, signal.SIGSTOP)
     except BaseException:
         proc.kill()
@@ -273,6 +282,31 @@ def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(run_cl
     assert r.exit_code == 0, r.output
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["jobs"][0]["study"]["variants"] == 24
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
+    assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
+
+
+@posix_only
+@needs_proc
+def test_kill_9_of_a_worker_mid_study_changes_nothing(run_cli, tmp_path):
+    """The attack of issue 15: kill -9 of one worker during a study. The run goes on with a new
+    worker, the lost task is run again, and the table equals an undisturbed run's."""
+    jobs = study_jobs(tmp_path, variants=24)
+    out = tmp_path / "out"
+    proc, tree = _start_and_freeze(jobs, out)
+    try:
+        workers = sorted(_workers(proc.pid))
+        os.kill(workers[0], signal.SIGKILL)
+        for pid in workers[1:]:
+            os.kill(pid, signal.SIGCONT)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr.decode()
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["jobs"][0]["study"]["counts"]["passed"] == 24
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
+    assert r.exit_code == 0, r.output
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
 
 

@@ -222,3 +222,15 @@ def test_importing_linkcli_does_not_import_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parent.parent)
     assert out.stdout.strip() == "False"
+
+
+def test_numba_cache_falls_back_to_a_user_directory_for_a_read_only_install(tmp_path, monkeypatch):
+    from linkcli.core import jit
+
+    pkg = tmp_path / "pkg"
+    (pkg / "__pycache__").mkdir(parents=True)
+    assert jit.cache_dir_for(str(pkg)) is None  # writable: numba's default next to the sources
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # a read-only install (os.access is what decides; chmod does not bind when tests run as root)
+    monkeypatch.setattr(jit.os, "access", lambda path, mode: False)
+    assert jit.cache_dir_for(str(pkg)) == str(tmp_path / "cache" / "linkcli" / "numba")

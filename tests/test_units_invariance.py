@@ -209,7 +209,8 @@ def shortened(data: dict) -> dict:
     for r in (solve.get("sweep") or {}).values():
         r.pop("step", None)
         r["num"] = 4
-    if any(isinstance(v, dict) and ("mass" in v or "shape" in v) for v in (data.get("links") or {}).values()) or \
+    links = (data.get("links") or {}).values()
+    if any(isinstance(v, dict) and ({"mass", "shape", "masses"} & set(v)) for v in links) or \
             any("mass" in r for r in (data.get("serial") or {}).get("rows", [])):
         data.setdefault("analysis", {})["simulate"] = {"t_end": 0.02, "dt": 1e-3, "every": 1}
     else:
@@ -283,7 +284,7 @@ def compare(base: dict, other: dict, label: str) -> list[str]:
             b = other[analysis][col]
             if col.endswith(".condition"):  # a numerically singular matrix's condition (> 1e12) is noise
                 a, b = np.where(a > 1e12, np.inf, a), np.where(b > 1e12, np.inf, b)
-            scale = float(np.nanmax(np.abs(a), initial=0.0))
+            scale = float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0))
             if not _close(a, b, scale):
                 err = float(np.nanmax(np.abs(a - b)))
                 bad.append(f"{label}: {analysis} {col}: max difference {err:.3g} (scale {scale:.3g})")

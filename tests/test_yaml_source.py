@@ -6,6 +6,7 @@ import codecs
 import math
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 import yaml
@@ -22,6 +23,8 @@ from linkcli.io.yaml_source import (
     load_yaml,
     read_yaml_file,
 )
+
+REPO = Path(__file__).resolve().parent.parent
 
 FILE = "mech.yaml"
 
@@ -754,3 +757,44 @@ def test_unicode_separators_in_keys_and_errors_come_back():
         load("a: *x\u2028y\n")
     message = info.value.diagnostics[0].message  # PyYAML quotes the character escaped
     assert "'\\u2028'" in message and "\\ue0" not in message  # LS, not the placeholder
+
+
+# --------------------------------------------------------------------------- the fast whitespace skip
+
+
+def _events(loader_cls, text):
+    """(event type, value, start line/col, end line/col) of every event, or the error."""
+    loader = loader_cls(text)
+    out = []
+    try:
+        while True:
+            e = loader.get_event()
+            out.append((type(e).__name__, getattr(e, "value", None), e.start_mark.line, e.start_mark.column,
+                        e.end_mark.line, e.end_mark.column))
+            if isinstance(e, yaml.StreamEndEvent):
+                return out
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return out + [("error", str(getattr(exc, "problem", exc)), mark and (mark.line, mark.column))]
+    finally:
+        loader.dispose()
+
+
+def test_fast_skip_gives_pyyaml_s_events_on_the_examples():
+    from linkcli.io.yaml_source import _Loader
+
+    for path in sorted((REPO / "mechanisms").rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        for variant in (text, text.replace("\n", "\r\n"), text.replace("\n", "\r"), "\ufeff" + text):
+            assert _events(_Loader, variant) == _events(yaml.SafeLoader, variant), path
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["\n", "\r\n", "\r", " ", "  ", "# c", "#", "\ufeff", "\t", "a", "b: 1", "- x",
+                                 "[", "]", "{", "}", ",", ":", "'q'", "\"d\"", "? k", "|\n  t", "\x85", "\u2028"]),
+                max_size=40))
+def test_fast_skip_gives_pyyaml_s_events(parts):
+    from linkcli.io.yaml_source import _Loader
+
+    text = "".join(parts)
+    assert _events(_Loader, text) == _events(yaml.SafeLoader, text)

@@ -21,8 +21,8 @@ from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
 from ..core.velocity import joint_rates
 from ..errors import AnalysisInputError
-from ..results import ResultTable
 from ..model.base import choices_hint
+from ..results import ResultTable
 from .inputs import actuated_values
 
 

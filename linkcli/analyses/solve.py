@@ -67,12 +67,13 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     frames = _output_frames(mech, req.output_frames)
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method=req.sweep_method)
     ok = res.status == Status.CONVERGED
-    q = np.where(ok[:, None], res.q, np.nan)
-    q[:, mech.q_actuated] = path  # a failed row still says which input failed
+    q = np.where(ok[:, None], res.q, np.nan)  # poses of failed rows stay NaN (nothing shown as good)
+    q_columns = q.copy()
+    q_columns[:, mech.q_actuated] = path  # ... but a failed row still says which input failed
     table = ResultTable.for_mechanism(mech, loaded, n=len(path), analysis="solve",
                                       solver={"tol": req.tol, "method": "continuation + Newton (analytic Jacobian)"})
     o = order
-    table.add_q(mech.q_names, q[o], mech.q_is_rotation)
+    table.add_q(mech.q_names, q_columns[o], mech.q_is_rotation)
     qd = qdd = None
     if req.rates or req.accelerations:
         qd_act = actuated_values(mech, req.rates, "--rate")

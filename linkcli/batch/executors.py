@@ -235,6 +235,10 @@ class ProcessExecutor(InlineExecutor):
         from collections import deque
         from multiprocessing.connection import wait
 
+        if len(items) == 1 and timeouts is None and self._ctx is None:
+            # one task and no pool yet: starting one costs more than it can save
+            yield from InlineExecutor.run(self, fn, items)
+            return
         pending = deque(range(len(items)))
         busy: dict[Any, _Worker] = {}  # conn -> worker
         by_sentinel: dict[int, _Worker] = {}

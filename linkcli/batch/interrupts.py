@@ -38,7 +38,7 @@ def interrupts() -> Iterator[dict]:
     """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread while the block runs
     (once: the run's clean-up is not interrupted again). Yields a dict whose ``"signum"`` is
     the signal received, or None."""
-    state: dict = {"signum": None}
+    state: dict = {"signum": None, "previous": {}}
 
     def handler(signum, frame):  # noqa: ARG001 - signal handler signature
         if state["signum"] is not None:
@@ -52,11 +52,25 @@ def interrupts() -> Iterator[dict]:
             old[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread: leave the signals alone
         pass
+    state["previous"] = dict(old)
     try:
         yield state
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+
+
+def exit_now(code: int) -> None:
+    """Flush stdout/stderr and end the process at once with ``code``, skipping the
+    interpreter's clean-up: with compiled kernels loaded (numba, LLVM) that clean-up takes
+    about a second more, and a stopped run should be gone promptly. Only for the end of the
+    ``linkcli`` process, after every output is written and closed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 class OutDirLockedError(LinkcliError):
@@ -117,4 +131,4 @@ def _try_lock(fd: int) -> bool:
     return True
 
 
-__all__ = ["Interrupted", "interrupts", "OutDirLock", "OutDirLockedError", "LOCK_NAME"]
+__all__ = ["exit_now", "Interrupted", "interrupts", "OutDirLock", "OutDirLockedError", "LOCK_NAME"]

@@ -211,7 +211,8 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
     def finish(res: UnitResult, unit: UnitPlan | None = None) -> None:
         if unit is not None:
             with_skipped_checks(res, unit)
-        if unit is not None and res.status != INTERRUPTED and not res.lost:
+        written = res.output is not None or res.table is None  # a table that could not be written: run again
+        if unit is not None and res.status != INTERRUPTED and not res.lost and written:
             journal.add_unit(keys[unit.spec.uid], result_record(res))
         results[res.uid] = res
         if on_result is not None:
@@ -289,6 +290,9 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
             work = retry
     except KeyboardInterrupt as exc:
         interrupted = interrupt_name(exc)
+    except BaseException:
+        journal.close()  # kept: --resume continues after whatever stopped this run
+        raise
     finally:
         if progress is not None:
             progress.stop()
@@ -434,6 +438,7 @@ def _finish_study(st: _Study, interrupted: str | None = None) -> UnitResult:
         res.output = unit.output
     except Exception as exc:  # noqa: BLE001 - OutputError, or pyarrow missing
         res.status = ERROR
+        res.lost = True  # not journalled: --resume writes it again
         res.message = f"cannot write the study table: {exc}" + (f"; {res.message}" if res.message else "")
     return res
 

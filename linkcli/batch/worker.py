@@ -106,7 +106,7 @@ class UnitResult:
     table: Any = None
     output: str | None = None
     study: dict | None = None
-    lost: bool = False  # its worker died or it timed out: not journalled, so --resume runs it again
+    lost: bool = False  # its worker died, it timed out or its output failed: not journalled; --resume reruns it
 
     @classmethod
     def from_evaluation(cls, spec: JobSpec, file: str, ev: Evaluation, time_s: float) -> "UnitResult":

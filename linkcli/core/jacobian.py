@@ -93,6 +93,6 @@ def jacobian_metrics(J: np.ndarray) -> JacobianMetrics:
     """Metrics of a (..., m, n) Jacobian, used as given: homogenise a mixed linear/angular
     Jacobian first (:func:`homogenized_jacobian`), or the numbers depend on its units."""
     s = np.linalg.svd(J, compute_uv=False)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # rank deficient: inf (0/0 never selected)
         cond = np.where(s[..., -1] > 1e-14 * np.maximum(s[..., 0], 1e-300), s[..., 0] / s[..., -1], np.inf)
     return JacobianMetrics(s, cond, np.prod(s, axis=-1))

@@ -25,13 +25,40 @@ F = TypeVar("F", bound=Callable[..., Any])
 _numba: Any = None  # the numba module once imported, False when unavailable or disabled
 
 
+def user_cache_dir() -> str:
+    """Per-user cache directory for compiled kernels: ``$XDG_CACHE_HOME/linkcli/numba`` (default
+    ``~/.cache``; ``%LOCALAPPDATA%`` on Windows)."""
+    from pathlib import Path
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA") or str(Path.home() / ".cache")
+    return str(Path(base) / "linkcli" / "numba")
+
+
+def cache_dir_for(package_dir: str) -> str | None:
+    """Where numba should cache the kernels of the package at ``package_dir``: None (numba's
+    default, ``__pycache__`` next to the sources) when that is writable, else the per-user
+    :func:`user_cache_dir` (a read-only install, e.g. a system site-packages or a container
+    image), so the kernels are compiled once per user instead of in every process."""
+    from pathlib import Path
+
+    pycache = Path(package_dir) / "__pycache__"
+    target = pycache if pycache.exists() else Path(package_dir)
+    return None if os.access(target, os.W_OK) else user_cache_dir()
+
+
 def jit_enabled() -> bool:
-    """True when kernels are compiled with numba (numba importable and LINKCLI_NO_JIT unset)."""
+    """True when kernels are compiled with numba (numba importable and LINKCLI_NO_JIT unset).
+    Before numba is imported, ``NUMBA_CACHE_DIR`` is pointed at a per-user directory when it is
+    unset and the package cannot hold its own cache (:func:`cache_dir_for`)."""
     global _numba
     if _numba is None:
         if os.environ.get("LINKCLI_NO_JIT"):
             _numba = False
         else:
+            if not os.environ.get("NUMBA_CACHE_DIR"):
+                custom = cache_dir_for(os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics"))
+                if custom is not None:
+                    os.environ["NUMBA_CACHE_DIR"] = custom
             try:
                 import numba
             except ImportError:
@@ -68,5 +95,5 @@ def numba_cache_exists(module_file: str, pattern: str) -> bool:
 
     if any((Path(module_file).parent / "__pycache__").glob(pattern)):
         return True
-    custom = os.environ.get("NUMBA_CACHE_DIR")
-    return custom is not None and custom != "" and any(Path(custom).rglob(pattern))
+    custom = os.environ.get("NUMBA_CACHE_DIR") or cache_dir_for(str(Path(module_file).parent))
+    return custom is not None and any(Path(custom).rglob(pattern))

@@ -32,8 +32,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .forward import link_poses
-from .loop_closure import (Status, _residual_jacobian, condition_number, length_scale, passive_indices,
-                           solve_configuration)
+from .loop_closure import (
+    Status,
+    _residual_jacobian,
+    condition_number,
+    length_scale,
+    passive_indices,
+    solve_configuration,
+)
 from .mechanism import FIXED, REVOLUTE, CompiledMechanism
 
 OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR = (

@@ -19,11 +19,11 @@ known to ~1e-15 once the pose is within ~1e-7 rad of the optimum.
 
 import numpy as np
 import pytest
-
 from kin_helpers import mech_from_yaml
+
 from linkcli.analyses.ik import IKRequest, run_ik
-from linkcli.io.loader import load_mechanism
 from linkcli.compile import compile_mechanism
+from linkcli.io.loader import load_mechanism
 
 R3 = """
 name: 3R
@@ -62,6 +62,8 @@ def test_planar_3r_unreachable_is_at_the_closed_form_distance(target):
     table, failed = run_ik(mech_from_yaml(R3), IKRequest([target], mode="position"))
     assert failed == 1 and table["status"][0] == "unreachable"
     assert table["position_error [m]"][0] == pytest.approx(np.hypot(*target) - 2.3, abs=1e-9)
+    # ... and the distance is reported in words (the command's summary line), not only a column
+    assert f"closest pose reached is {np.hypot(*target) - 2.3:.9g} m away" in table.metadata["events"][0]
 
 
 def test_puma_unreachable_is_at_the_closed_form_distance():

@@ -16,10 +16,10 @@ moderate away from the change points at 0 and 180 deg (see test_fourbar_closed_f
 from pathlib import Path
 
 import numpy as np
-
 from kin_helpers import fourbar_closed_form
-from linkcli.analyses.solve import SolveRequest, run_solve
+
 from linkcli.analyses.inputs import Sweep
+from linkcli.analyses.solve import SolveRequest, run_solve
 from linkcli.cli.app import app
 from linkcli.compile import compile_mechanism
 from linkcli.core.mobility import mobility_report

@@ -18,8 +18,8 @@ import json
 
 import numpy as np
 import pytest
-
 from kin_helpers import fourbar_yaml, mech_from_yaml
+
 from linkcli.analyses.inputs import Sweep
 from linkcli.analyses.solve import SolveRequest, run_solve
 from linkcli.cli.app import app
@@ -40,6 +40,7 @@ def test_non_grashof_limit_located_and_rows_beyond_say_no_configuration():
     assert list(status[:68]) == ["ok"] * 68
     assert list(status[68:]) == ["no_configuration"] * 23  # proven, not max_iter/branch_jump
     assert np.isnan(t["A.q [deg]"][68:]).all()  # nothing computed is shown as good
+    assert np.isnan(t["crank.A.x [m]"][68:]).all() and np.isnan(t["effector.x [m]"][68:]).all()
     (lim,) = t.metadata["limits"]
     assert lim["kind"] == "end_of_range" and lim["rows"] == [67, 68] and lim["loop"] == "B"
     assert abs(lim["inputs"]["crank_pin"] - LIMIT_DEG) < 1e-9

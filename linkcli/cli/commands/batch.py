@@ -162,16 +162,31 @@ def batch(files: FilesArgument, analysis: AnalysisOption = None, out_dir: OutDir
                     write_junit(report, str(junit))
         except Interrupted as exc:  # before or after the run itself (planning, writing the summary)
             echo_err(f"interrupted ({exc.signal_name})")
-            raise typer.Exit(128 + exc.signum) from None
+            _stop(128 + exc.signum, signals)
     if not quiet:
         render_summary(report, console)
         echo_err(f"wrote {summary}" + (f" and {junit}" if junit is not None else ""))
         if report.interrupted:
             echo_err(f"interrupted ({report.interrupted}): run the same command with --resume to continue")
     if report.interrupted:
-        raise typer.Exit(128 + int(signals["signum"] or 2))
+        _stop(128 + int(signals["signum"] or 2), signals)
     if not report.ok:
         raise typer.Exit(int(ExitCode.ANALYSIS_FAILED))
+
+
+def _stop(code: int, signals: dict) -> None:
+    """Exit with ``code`` after an interrupt. In the ``linkcli`` process itself (its SIGTERM
+    handler is the one ``linkcli.cli.app.main`` installs) the process ends at once, without the
+    interpreter's slow clean-up of compiled code; called from Python (tests, the API) it is an
+    ordinary typer.Exit."""
+    import signal
+
+    from linkcli.batch.interrupts import exit_now
+    from linkcli.cli import app as cli_app
+
+    if signals["previous"].get(signal.SIGTERM) is getattr(cli_app, "_raise_terminated", None):
+        exit_now(code)
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

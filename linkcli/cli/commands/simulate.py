@@ -87,7 +87,7 @@ def _announce_first_compile() -> None:
     from linkcli.core.dynamics import integrator
 
     if jit.jit_enabled() and not jit.numba_cache_exists(integrator.__file__, "integrator.*.nbi"):
-        echo_err("compiling the dynamics kernels (first run after installing linkcli: about 20 s, cached afterwards)")
+        echo_err("compiling the dynamics kernels (first run after installing linkcli: about 45 s of CPU, cached afterwards)")
 
 
 class _progress:

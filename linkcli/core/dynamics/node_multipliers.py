@@ -174,7 +174,7 @@ def node_multipliers(m, pos, rot, vel, omg, q, drv, drv_acc, row_scale, col_scal
     """Multipliers ``lambda`` (n_s, n_rows) of the saved states (``m`` a DynModel namedtuple,
     body states as saved by the integrator, ``drv``/``drv_acc`` (n_s, n_drivers)). When rows
     are redundant (``redundant``) the minimum-norm multipliers of the scaled rows (angular rows
-    times the mechanism size) are returned, as :func:`.reactions.minimum_norm_multipliers`.
+    times the mechanism size, so that all are forces) are returned.
     Samples whose system is singular get NaN. The unknowns are scaled (rotations and angular
     rows by the mechanism size) so that pivoting and the minimum norm compare like with like."""
     km = as_kernel(m)

@@ -2,10 +2,8 @@
 
 The constraint force on the bodies is ``-G^T lambda``. The rows of joint ``j`` (and of a
 motion driver on it) give the wrench the joint exerts on its child: force ``f`` (N) and
-moment about the child's joint-frame origin (N m), world frame. When rows were dropped as
-redundant, the multipliers are not unique: :func:`minimum_norm_multipliers` picks the
-minimum-norm set (angular rows scaled by the mechanism size so all multipliers are forces)
-that produces the same generalized constraint force.
+moment about the child's joint-frame origin (N m), world frame. The multipliers come from
+:mod:`.node_multipliers` (minimum-norm when rows are redundant).
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from .constraints import constraint_rows, eval_row
 from .kinematics import joint_geometry
 from .layout import G_OA, G_OB, G_SA, G_SB, J_PB, N_GEOMETRY, R_JOINT
 from .linalg import add, cross, row3, scale, sub
-from .structs import as_kernel
 
 
 @maybe_njit
@@ -67,20 +64,3 @@ def jacobians(m, pos, rot, drv, G):
     for s in range(pos.shape[0]):
         joint_geometry(m, pos[s], rot[s], JW)
         constraint_rows(m, rows, n_rows, rot[s], JW, drv[s], g, G[s])
-
-
-def minimum_norm_multipliers(m, pos, rot, drv, lam, row_scale, col_scale, chunk: int = 2048) -> np.ndarray:
-    """Minimum-norm multipliers (n_s, n_rows) reproducing the generalized constraint force
-    ``G^T lam`` of each sample (``lam`` has zeros on dropped rows)."""
-    out = np.empty_like(lam)
-    km = as_kernel(m)
-    n = col_scale.shape[0]
-    for a in range(0, len(pos), chunk):
-        sl = slice(a, a + chunk)
-        G = np.zeros((len(pos[sl]), lam.shape[1], n))
-        jacobians(km, pos[sl], rot[sl], drv[sl], G)
-        Gs = G * row_scale[:, None] * col_scale[None, :]
-        force = np.einsum("sri,sr->si", G, lam[sl]) * col_scale  # scaled generalized force
-        lam_s = np.einsum("sri,si->sr", np.linalg.pinv(np.swapaxes(Gs, 1, 2)), force)
-        out[sl] = lam_s * row_scale
-    return out

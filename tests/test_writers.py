@@ -14,8 +14,17 @@ import numpy as np
 import pytest
 
 from linkcli.io import writers
-from linkcli.io.writers import OutputError, read_table_json, table_to_string, write_table
+from linkcli.io.writers import OutputError, dump_table, read_table_json, write_table
 from linkcli.results import Column, ResultTable, Units, header_of
+
+
+def table_to_string(table, format: str = "csv") -> str:
+    """The text write_table would put in a file (dump_table into memory)."""
+    import io
+
+    buf = io.StringIO()
+    dump_table(table, buf, format)
+    return buf.getvalue()
 
 
 class Status(Enum):

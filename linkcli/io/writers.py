@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 
-import io
 import json
 import os
 import secrets
@@ -100,12 +99,6 @@ def dump_table(table: ResultTable, stream: IO[str], format: str = "csv") -> None
         _write_csv(table, stream)
     else:
         _write_json(table, stream)
-
-
-def table_to_string(table: ResultTable, format: str = "csv") -> str:
-    buf = io.StringIO()
-    dump_table(table, buf, format)
-    return buf.getvalue()
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -354,4 +347,4 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
 
 
 __all__ = ["OutputError", "atomic_path", "is_special_file", "FORMATS", "format_for", "write_table", "dump_table",
-           "table_to_string", "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "BINARY_FORMATS"]
+           "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "BINARY_FORMATS"]

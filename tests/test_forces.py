@@ -558,3 +558,186 @@ def test_perfectly_balanced_arm_is_neutral_everywhere():
     out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("pivot", -170.0, 170.0, step=1.0)]))
     assert out.table.n == 1 and out.table["stability"][0] == "neutral everywhere"
     assert any("balanced" in msg for msg in out.messages)
+
+
+LEVER = """
+name: lever
+kind: planar
+units: {{length: mm, angle: deg}}
+gravity: [0, -9.81]
+links:
+  ground: {{frames: {{O: [0, 0], S: [0, 300]}}}}
+  arm: {{mass: 2.0, cg: [150, 0], inertia: 0.01, frames: {{O: [0, 0], P: [{r}, 0]}}}}
+joints:
+  pivot: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
+base: ground
+springs:
+  s: {{between: [ground.S, arm.P], stiffness: 50, free_length: 100}}
+"""
+
+
+def test_mechanical_advantage_is_the_load_over_its_own_holding_torque():
+    """Review finding 2: with gravity and a spring on the lever, |F| / |tau_F| must not use the
+    total driver torque. A vertical force F at r (m) from the pivot at angle t needs tau_F =
+    F r cos t: MA = 1 / (r |cos t|) 1/m, independent of F, gravity and the spring."""
+    r_mm = 400.0
+    mech = mech_from_yaml(LEVER.format(r=r_mm))
+    req = ForcesRequest(sweeps=[Sweep("pivot", -60.0, 60.0, step=15.0)], static=True,
+                        loads={"arm.P": [0.0, "-0.1 kN"]})
+    out = run_forces(mech, req)
+    t = np.radians(out.table["pivot.q [deg]"])
+    ma = out.table["mechanical_advantage [N/(N m)]"]
+    # both are exact: round-off of a few flops
+    assert np.allclose(ma, 1.0 / (r_mm * 1e-3 * np.abs(np.cos(t))), rtol=1e-12, atol=0)
+    # and the driver torque still holds everything (gravity, spring): not the load alone
+    assert np.abs(out.table["pivot.torque [N m]"] - 100.0 * 0.4 * np.cos(t)).max() > 1.0
+
+
+def test_fourbar_mechanical_advantage_matches_finite_differences_of_the_load_point():
+    """Four-bar with gravity on and a coupler load F: MA = |F| / |F . dP/dtheta| with dP/dtheta
+    from central finite differences of the solved coupler point (h = 1e-6 rad: truncation
+    ~h^2 ~ 1e-12, round-off ~1e-16/h ~ 1e-10 relative)."""
+    mech = _mech("fourbar.yaml")
+    angles = np.arange(5.0, 360.0, 30.0)
+    out = run_forces(mech, ForcesRequest(sweeps=[Sweep("crank_pin", 5.0, 335.0, step=30.0)], static=True,
+                                         loads={"coupler.P": [30.0, -100.0]}))
+    assert out.n_failed == 0
+    F = np.array([30.0, -100.0])
+    P = mech.frame_names.index("coupler.P")
+    h = 1e-6
+    pts = []
+    for d in (h, -h):
+        res = solve_sweep(mech, np.radians(angles)[:, None] + d, mech.q_init, tol=1e-14)
+        pts.append(frame_poses(mech, link_poses(mech, res.q))[:, P, :2, 3])
+    dP = (pts[0] - pts[1]) / (2 * h)
+    expect = np.linalg.norm(F) / np.abs(dP @ F)
+    assert np.allclose(out.table["mechanical_advantage [N/(N m)]"], expect, rtol=1e-7, atol=0)
+
+
+ARM_PENDULUM = """
+name: arm with a free pendulum
+kind: planar
+units: {{length: mm, angle: deg}}
+gravity: [0, -{g}]
+links:
+  ground: {{frames: {{O: [0, 0]}}}}
+  arm: {{mass: {m1}, cg: [{c1}, 0], inertia: 0.01, frames: {{O: [0, 0], A: [{L1}, 0]}}}}
+  bob: {{mass: {m2}, cg: [{L2}, 0], inertia: 0.001, frames: {{A: [0, 0], tip: [{L2}, 0]}}}}
+joints:
+  pin: {{type: revolute, parent: ground.O, child: arm.O, actuated: true}}
+  hinge: {{type: revolute, parent: arm.A, child: bob.A}}
+base: ground
+assembly: {{pin: -60, hinge: 0}}
+loads:
+  push: {{link: bob.tip, force: [{P}, 0]}}
+"""
+
+
+def test_equilibrium_moves_the_free_hinge_too():
+    """Review finding 1: an actuated arm (mass m1, CG c1 = L1/2) carrying a free pendulum (point
+    mass m2 at L2) pushed sideways by P at its tip. At rest the hinge carries no moment: the bob
+    hangs at d2 from the downward vertical, tan d2 = P / (m2 g); the arm at d1, tan d1 = P /
+    ((m1 c1 / L1 + m2) g) (moments about the pin). Joint variables: pin = -90 deg + d1, hinge =
+    d2 - d1. Hanging: stable."""
+    g, m1, m2, L1, L2, P = 9.81, 2.0, 1.0, 400.0, 300.0, 5.0
+    mech = mech_from_yaml(ARM_PENDULUM.format(g=g, m1=m1, c1=L1 / 2, m2=m2, L1=L1, L2=L2, P=P))
+    out = run_equilibrium(mech, ForcesRequest(set={"pin": -60.0}))
+    d1, d2 = math.atan(P / ((m1 / 2 + m2) * g)), math.atan(P / (m2 * g))
+    assert out.n_failed == 0 and list(out.table["stability"]) == ["stable"]
+    # Newton to a holding torque below 1e-10 of the torques seen: the angles are exact to
+    # ~1e-10 / K rad (K ~ 1 N m/rad here); 1e-8 deg is safe and far below any modelling effect
+    assert abs(out.table["pin.q [deg]"][0] - math.degrees(-math.pi / 2 + d1)) <= 1e-8
+    assert abs(out.table["hinge.q [deg]"][0] - math.degrees(d2 - d1)) <= 1e-8
+    for col in ("pin.holding_torque [N m]", "hinge.holding_torque [N m]"):
+        assert abs(out.table[col][0]) <= 1e-9
+    assert any("hinge not actuated but free" in m for m in out.messages)
+
+
+def test_shaker_pendulum_rest_position_holds_both_joints_still():
+    """The shaker pendulum (free hinge, spring, side load) at the reported rest position: with the
+    hinge made an input too, kinetostatics (the Newton-Euler solve, another algorithm than the
+    equilibrium's virtual work) needs no torque at either joint."""
+    mech = _mech("shaker_pendulum.yaml")
+    out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("pin", -20.0, 20.0, step=10.0)]))
+    assert out.n_failed == 0
+    q = np.radians([[out.table["pin.q [deg]"][0], out.table["hinge.q [deg]"][0]]])
+    free = ks.freed_mechanism(mech, mech.q_init)
+    assert list(free.q_actuated) == [0, 1]
+    fr = ks.inverse_dynamics(free, q, np.zeros_like(q), np.zeros_like(q))
+    # weights ~15 N on 0.5 m arms: torques ~ 7 N m; the rest position is exact to 1e-10 of that
+    assert np.abs(fr.driver_force).max() <= 1e-8
+
+
+def test_failed_rows_keep_their_input_and_solve_statuses():
+    """Review findings 5, 6. Four-bar ground 4, crank 2.5, coupler 2, rocker 3: A is at
+    |A - O4|^2 = 22.25 - 20 cos t from O4, the dyad reaches at most 2 + 3 = 5, so no configuration
+    exists where cos t < -0.1375 (t in (97.9, 262.1) deg): `no_configuration` as in solve, with
+    the input value kept. The coupling rod's dead centres are `singular`, their input kept."""
+    from kin_helpers import fourbar_yaml
+
+    from linkcli.analyses.solve import SolveRequest, run_solve
+
+    mech = mech_from_yaml(fourbar_yaml(4.0, 2.5, 2.0, 3.0, "{crank_pin: 0.3}"))
+    sweeps = [Sweep("crank_pin", 0.3, 6.0, step=0.1)]
+    out = run_forces(mech, ForcesRequest(sweeps=sweeps, static=True, loads={"coupler.B": [0.0, -10.0]}))
+    t = np.asarray(out.table["crank_pin.q [rad]"], float)
+    assert np.allclose(t, np.arange(0.3, 6.0 + 1e-9, 0.1), rtol=0, atol=1e-12)  # inputs kept on every row
+    status = np.asarray(out.table["status"])
+    far = np.abs(np.cos(t) + 0.1375) > 0.02  # away from the range's ends (bisection territory)
+    assert np.all((status[far] == "no_configuration") == (np.cos(t[far]) < -0.1375))
+    solved = np.asarray(run_solve(mech, SolveRequest(sweeps=sweeps)).table["status"])
+    assert list(status) == list(solved)  # the same words as solve for the kinematics
+    assert out.n_failed == int(np.sum(status != "ok")) > 0
+    torque = np.asarray(out.table["crank_pin.torque [N m]"], float)
+    assert np.all(np.isnan(torque[status != "ok"])) and np.all(np.isfinite(torque[status == "ok"]))
+    # the coupling rod's dead centres: singular, with the input written
+    from linkcli.analyses.forces import request_from_defaults
+
+    model = load_mechanism(MECHANISMS / "coupling_rod.yaml").model
+    cr = run_forces(compile_mechanism(model), request_from_defaults(model))
+    st = np.asarray(cr.table["status"])
+    assert set(st[st != "ok"]) == {"singular"} and np.all(np.isfinite(cr.table["axle1.q [deg]"]))
+
+
+def test_balance_residual_and_speeds_carry_units(tmp_path, fourbar_path):
+    """Review findings 4, 13, 14: the residual is a force (moments divided by the mechanism size),
+    the input speed in the metadata is in the file's units with its unit; the summary's peak
+    equals the largest |torque| of the table."""
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    out = tmp_path / "f.json"
+    r = CliRunner().invoke(app, ["forces", fourbar_path, "--speed", "crank_pin=60rpm", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    res = np.asarray(data["data"]["balance_residual [N]"], float)
+    F = np.abs(np.asarray(data["data"]["crank_pin.F [N]"], float)).max()
+    # round-off of an LU solve of a well-conditioned system: 1e-9 of the forces
+    assert np.all(res <= 1e-9 * F)
+    assert data["metadata"]["input_speed"] == {"crank_pin": {"value": pytest.approx(360.0, rel=1e-12),
+                                                             "unit": "deg/s"}}
+    torque = np.asarray(data["data"]["crank_pin.torque [N m]"], float)
+    s = data["metadata"]["summary"]["inputs"]["crank_pin"]
+    assert s["peak"] == np.abs(torque).max() and s["rms"] == pytest.approx(np.sqrt(np.mean(torque**2)), rel=1e-12)
+    assert "crank_pin: peak" in r.output and "N m" in r.output
+
+
+def test_simulate_summary_names_the_driver_load_unit(tmp_path):
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    r = CliRunner().invoke(app, ["simulate", str(MECHANISMS / "motor_fourbar.yaml"), "--t-end", "0.02", "--dt", "0.01",
+                                 "-o", str(tmp_path / "s.csv")])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if "peak driver load" in x)
+    assert line.rstrip().endswith("N m"), line
+
+
+def test_idle_spin_of_a_spherical_coupler_is_not_made_an_input():
+    """The RSSR coupler's spin about its own axis (inside the spherical joints) carries no load:
+    the equilibrium stays over the crank alone (as inverse dynamics leaves it idle)."""
+    mech = _mech("rssr_spatial.yaml")
+    free = ks.freed_mechanism(mech, mech.q_init)
+    assert list(free.q_actuated) == list(mech.q_actuated)

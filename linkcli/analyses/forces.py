@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import kinetostatics as ks
+from ..core.limits import OK as OK_TEXT
+from ..core.limits import SINGULAR as SINGULAR_TEXT
+from ..core.limits import row_status
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.sweep import solve_sweep
@@ -198,30 +201,49 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
         fr = ks.inverse_dynamics(mech, q, qd, qdd, ok, res.condition, extra_loads=loads, gravity=gravity)
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
-    messages = sweep_messages(mech, res, path) + list(fr.warnings)
+    # kinematic failures named as solve names them; toggles and unbalanced idle freedoms of
+    # assembled points are `singular`
+    status_text = row_status(mech, path, res.status, res.residual, req.tol).astype(object)
+    status_text[(status_text == OK_TEXT) & (fr.status != ks.OK)] = SINGULAR_TEXT
+    status_text = status_text.astype(str)
+    messages = sweep_messages(mech, res, path, status_text) + list(fr.warnings)
     singular = np.flatnonzero((fr.status == ks.SINGULAR))
     for i in singular[:5]:
         messages.append(f"singular configuration (toggle or dead centre) at {format_inputs(mech, path[i])}: no finite "
                         "input torque balances the loads there; the point has status singular")
-    table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc)
+    table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc, status_text)
     summary = summarise(mech, path, fr, req)
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
-    n_failed = int(np.sum(fr.status != ks.OK))
+    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True), strict=True)}
+    n_failed = int(np.sum(status_text != OK_TEXT))
     return ForcesOutcome(table, n_failed, messages, summary, fr)
 
 
-def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc) -> ResultTable:
+def _in_file_units(mech: CompiledMechanism, values: np.ndarray, per: str) -> dict:
+    """``{input: {"value": v, "unit": "deg/s"}}`` from SI rates (n_act,): the file's length or
+    angle unit per ``per`` (s or s^2), as the q columns."""
+    scale = actuated_scale(mech)
+    out = {}
+    for k, i in enumerate(mech.q_actuated):
+        unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
+        out[mech.q_names[i]] = {"value": float(values[k] / scale[k]), "unit": f"{unit}/{per}"}
+    return out
+
+
+def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc,
+           status_text) -> ResultTable:
     table = ResultTable.for_mechanism(
         mech, loaded, n=len(path), analysis="forces",
         solver={"tol": req.tol, "method": "kinematic sweep, then Newton-Euler of the bodies (dynamics model), "
                                           "one linear solve per point", "static": req.static,
                 "gravity": req.gravity},
-        input_speed={mech.q_names[i]: float(s) for i, s in zip(mech.q_actuated, speed, strict=True)},
-        input_acceleration={mech.q_names[i]: float(a) for i, a in zip(mech.q_actuated, acc, strict=True)})
+        input_speed=_in_file_units(mech, speed, "s"), input_acceleration=_in_file_units(mech, acc, "s^2"))
     good = fr.status == ks.OK
     nan = lambda a: np.where(good.reshape((-1,) + (1,) * (a.ndim - 1)), a, np.nan)[o]  # noqa: E731
-    table.add_q(mech.q_names, nan(q), mech.q_is_rotation)
+    q_out = nan(q)
+    q_out[:, mech.q_actuated] = path[o]  # a failed row still says which input failed
+    table.add_q(mech.q_names, q_out, mech.q_is_rotation)
     if not req.static:
         table.add_q(mech.q_names, nan(qd), mech.q_is_rotation, "qd", "s")
         table.add_q(mech.q_names, nan(qdd), mech.q_is_rotation, "qdd", "s^2")
@@ -263,13 +285,19 @@ def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loa
         table.add("power", "balance_error", "W", (fr.power_input + fr.power_applied - fr.kinetic_rate)[o])
     if req.static and loads and mech.n_actuated == 1:
         rot = mech.q_is_rotation[mech.q_actuated[0]]
+        # |load| / the input torque that holds the added loads alone (virtual work), not the
+        # total driver torque (which also holds gravity, springs and the file's loads)
         load = np.linalg.norm(np.sum([ld.force for ld in loads], axis=0))
+        tau_load = np.full(len(q), np.nan)
+        good = fr.status == ks.OK
+        if good.any():
+            tau_load[good] = ks.load_holding(mech, q[good], loads)[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
-            ma = load / np.abs(fr.driver_force[:, 0])
+            ma = load / np.abs(tau_load)
         table.add("", "mechanical_advantage", "N/(N m)" if rot else "", ma[o])
-    table.add_codes("", "status", fr.status[o], ks.STATUS_NAMES)
+    table.add("", "status", "", status_text[o])
     table.add("", "condition", "", res.condition[o])
-    table.add("", "balance_residual", "", fr.balance_residual[o])
+    table.add("", "balance_residual", "N", fr.balance_residual[o])
     return table
 
 
@@ -336,11 +364,21 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
     ok = res.status == Status.CONVERGED
     gravity = None if req.gravity else np.zeros(3)
+    messages = sweep_messages(mech, res, path)
+    if ok.any():
+        # every free coordinate must be at rest, not only the actuated ones: idle freedoms (a
+        # free hinge) join the search as inputs
+        free = ks.freed_mechanism(mech, res.q[int(np.flatnonzero(ok)[0])])
+        if free.n_actuated > mech.n_actuated:
+            added = [mech.q_names[k] for k in free.q_actuated if k not in set(mech.q_actuated.tolist())]
+            messages.append(f"{', '.join(added)} not actuated but free: the rest position is sought over "
+                            f"{', '.join(free.q_names[k] for k in free.q_actuated)}")
+            mech = free
+            path = res.q[:, mech.q_actuated]
     try:
         eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
-    messages = sweep_messages(mech, res, path)
     if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
         messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
                         "equilibrium everywhere); the first point is reported")

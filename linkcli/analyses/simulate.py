@@ -186,7 +186,10 @@ def _summary(mech: CompiledMechanism, res, wall: float) -> dict:
             "max_constraint_residual": float(res.constraint_residual.max(initial=0.0)),
             "max_energy_balance_error_J": float(np.abs(res.energy_balance_error).max(initial=0.0)),
             "refined_steps": int(getattr(res, "refined_steps", 0)),
-            "peak_driver_load": peak}
+            "peak_driver_load": peak,
+            # N m for a rotation driver, N for a sliding one
+            "peak_driver_load_unit": {name: "N m" if mech.q_is_rotation[mech.driver_q[k]] else "N"
+                                      for k, name in enumerate(mech.driver_names)}}
 
 
 def simulation_table(mech: CompiledMechanism, res, loaded, req: SimulateRequest) -> ResultTable:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.forward import effector_pose, frame_positions, link_poses
-from ..core.limits import NO_CONFIGURATION, NOT_CONVERGED, Limit, locate_limits, proven_unreachable, row_status
+from ..core.limits import NO_CONFIGURATION, Limit, locate_limits, proven_unreachable, row_status
 from ..core.loop_closure import Status
 from ..core.mechanism import CompiledMechanism
 from ..core.planar_metrics import fourbar_loops, grashof_class, input_angle, input_range, transmission_angle
@@ -102,7 +102,7 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
         named.add(entity)
         table.add_angle(entity, "transmission", mu[o])
         table.metadata.setdefault("fourbar_loops", []).append(_fourbar_record(mech, loop, limits))
-    status_text = row_status(mech, path, res.status, res.residual, req.tol)
+    status_text = row_status(mech, path, res.status)
     table.add("", "status", "", status_text[o])
     for li, j in enumerate(mech.loop_joint):
         table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, li])
@@ -201,13 +201,13 @@ def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
         status_text = row_status(mech, path, res.status)
     for e in res.events:
         at = format_inputs(mech, path[e.index])
-        if e.kind in ("no_assembly", "branch_jump") and status_text[e.index] == NO_CONFIGURATION:
+        if e.kind == "no_assembly" and status_text[e.index] == NO_CONFIGURATION:
             _, loop_idx, excess = proven_unreachable(mech, path[e.index][None])
             loop = mech.joint_names[mech.loop_joint[loop_idx[0]]]
             out.append(f"cannot assemble at {at}: no configuration exists (status no_configuration): the loop "
                        f"closed by joint {loop} cannot reach, its longest side is {excess[0] / mech.length_scale:.3g} "
                        f"{mech.length_unit} longer than the sum of the others")
-        elif e.kind == "no_assembly" or (e.kind == "branch_jump" and status_text[e.index] == NOT_CONVERGED):
+        elif e.kind == "no_assembly":
             loop = mech.joint_names[mech.loop_joint[e.loop]] if mech.n_loops else "?"
             out.append(f"cannot assemble at {at}: the solver found no configuration (status not_converged): loop "
                        f"closed by joint {loop} keeps a residual of {e.detail:.3g} (m or rad); none is proven not "

@@ -206,7 +206,8 @@ class ForcesResult:
         power_applied (n,) W: power of gravity, springs, dampers and loads. Their balance
         ``power_input + power_applied - kinetic_rate`` is zero up to round-off.
     kinetic, potential (n,) J; residual (n,): largest |constraint row| (m or rad) at the point.
-    balance_residual (n,): largest |G^T lambda - (Q - M a)| (N or N m) of the solve.
+    balance_residual (n,) N: largest |G^T lambda - (Q - M a)| of the solve, moment components
+        divided by the mechanism size (m, :func:`linkcli.core.loop_closure.length_scale`).
     warnings: statically indeterminate (minimum-norm reactions) and the like.
     """
 
@@ -302,7 +303,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
         "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
         "kinetic": s.kinetic, "potential": s.potential, "residual": s.residual,
-        "balance_residual": np.abs(np.einsum("nri,nr->ni", G, lam) - (Q - Ma)).max(axis=1, initial=0.0)}
+        # moments (N m) divided by the mechanism size: every component a force (N)
+        "balance_residual": np.abs((np.einsum("nri,nr->ni", G, lam) - (Q - Ma))
+                                   * row_scaling(model, length_scale(dm))[1]).max(axis=1, initial=0.0)}
     for name, value in fill.items():
         arr = getattr(out, name)
         arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)
@@ -446,6 +449,26 @@ def reduced_stiffness(mech: CompiledMechanism, q: np.ndarray, *, extra_loads: li
     return StiffnessTerms(tau, K)
 
 
+def load_holding(mech: CompiledMechanism, q: np.ndarray, extra_loads: list[ExtraLoad]) -> np.ndarray:
+    """Torque (N m) or force (N) (n, n_act) each input must apply to hold ONLY the
+    ``extra_loads`` at configurations ``q`` (n, n_q) SI: ``-sum F . dp/dtheta_i - T . dw/dtheta_i``
+    (virtual work; gravity, springs and the file's loads excluded): the denominator of the
+    mechanical advantage."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    dm = driven_mechanism(mech, extra_loads)
+    n, m_in = len(q), mech.n_actuated
+    first = len(mech.load_names)  # the extra loads follow the file's in driven_mechanism
+    F, T = dm.load_force[first:], dm.load_torque[first:]
+    out = np.zeros((n, m_in))
+    E = np.eye(m_in)
+    for i in range(m_in):
+        qd = joint_rates(dm, q, np.broadcast_to(E[i], (n, m_in)))
+        P = _load_points(dm, q, qd, np.zeros_like(qd))
+        out[:, i] = -(np.einsum("li,nli->n", F, P["load"]["vel"][:, first:])
+                      + np.einsum("li,nli->n", T, P["load"]["w"][:, first:]))
+    return out
+
+
 def _derivatives(dm, q, w):
     """``(qd, P, second)`` for the input direction ``w`` (n_act,): joint rates ``qd`` (n, n_q) of
     a unit rate along ``w``, the load points' positions and velocities ``P`` (:func:`_load_points`)
@@ -547,7 +570,9 @@ __all__ = [
     "StiffnessTerms",
     "body_motion",
     "driven_mechanism",
+    "freed_mechanism",
     "inverse_dynamics",
+    "load_holding",
     "reduced_stiffness",
 ]
 
@@ -567,6 +592,39 @@ class Equilibrium:
     stability: str
     converged: bool
     iterations: int
+
+
+def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism:
+    """``mech`` with every freedom its actuated inputs leave undetermined at configuration ``q``
+    (n_q,) SI added as an input: a free hinge of an open chain (a pendulum on an arm), the second
+    freedom of a two-freedom loop. A rest position must balance the loads on ALL free coordinates,
+    not only on the actuated ones. The added variables are the first passive ones (in ``q``
+    order) whose removal from the passive set keeps its rank (the rank decision of
+    :func:`linkcli.core.mobility.mobility_report`). Only variables of one-variable joints
+    (revolute, prismatic) are added: an idle freedom inside a spherical/universal joint (an RSSR
+    coupler spinning about its own axis) stays idle, as in :func:`inverse_dynamics`. Returns
+    ``mech`` itself when nothing is added."""
+    from .mobility import mobility_report
+
+    def idle(m):  # no loops: every passive variable is free
+        return m.n_q - m.n_actuated if m.n_constraints == 0 else mobility_report(m, q).passive_rank_deficit
+
+    deficit = idle(mech)
+    if deficit <= 0:
+        return mech
+    act = [int(k) for k in mech.q_actuated]
+    for k in range(mech.n_q):
+        if deficit == 0:
+            break
+        if k in act or mech.joint_q_count[mech.q_joint[k]] != 1:
+            continue
+        trial = replace(mech, q_actuated=np.array(sorted(act + [k]), dtype=np.int64))
+        d = idle(trial)
+        if d < deficit:
+            act, deficit = sorted(act + [k]), d
+    joint_act = np.asarray(mech.joint_actuated, bool).copy()
+    joint_act[np.asarray(mech.q_joint)[act]] = True
+    return replace(mech, q_actuated=np.array(act, dtype=np.int64), joint_actuated=joint_act)
 
 
 #: relative size of the holding torque (to the torques seen along the search) accepted at rest
@@ -610,7 +668,8 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     where ``ok``. One input: every sign change of the holding torque between neighbouring points
     is refined by safeguarded Newton (the bracket is kept); a single point is a Newton start.
     Several inputs: Newton from the first assembled point (steps limited to 0.2 rad or 0.1 of the
-    mechanism size). Newton uses the analytic reduced stiffness; each iterate is assembled by
+    mechanism size, halved until the holding torque decreases), else from a few more points of
+    the path. Newton uses the analytic reduced stiffness; each iterate is assembled by
     the loop-closure solver (``tol``) from the nearest known configuration.
     """
     from .loop_closure import solve_configuration
@@ -648,15 +707,33 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                 step = -np.linalg.solve(k, t)
             except np.linalg.LinAlgError:
                 step = -t * np.nan
-            step = np.clip(step, -max_step, max_step) if np.all(np.isfinite(step)) else step
-            a_new = a + step
-            inside = lo is None or (np.isfinite(a_new[0]) and min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]))
-            if not inside:  # one input: stay in the bracket, bisect when Newton leaves it
-                a_new = 0.5 * (lo + hi)
-            q_new, good = assemble(a_new, q)
-            if not good:
-                return a, q, t, k, False, it
-            t_new, k_new = evaluate(q_new)
+            if lo is None and np.all(np.isfinite(step)):
+                # several inputs: the whole step scaled down to the step limit (keeps the Newton
+                # direction), then halved until the work-weighted holding torque |t * max_step|
+                # decreases (the Newton direction is a descent direction of it: saddles, i.e.
+                # unstable rest positions, are found too)
+                step = step * min(1.0, float(np.min(max_step / np.maximum(np.abs(step), 1e-300))))
+                merit = np.linalg.norm(t * max_step)
+                for _ in range(30):
+                    a_new = a + step
+                    q_new, good = assemble(a_new, q)
+                    if good:
+                        t_new, k_new = evaluate(q_new)
+                        if np.linalg.norm(t_new * max_step) < merit:
+                            break
+                    step = 0.5 * step
+                if not good:
+                    return a, q, t, k, False, it
+            else:
+                step = np.clip(step, -max_step, max_step) if np.all(np.isfinite(step)) else step
+                a_new = a + step
+                inside = lo is None or (np.isfinite(a_new[0]) and min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]))
+                if not inside:  # one input: stay in the bracket, bisect when Newton leaves it
+                    a_new = 0.5 * (lo + hi)
+                q_new, good = assemble(a_new, q)
+                if not good:
+                    return a, q, t, k, False, it
+                t_new, k_new = evaluate(q_new)
             if lo is not None:
                 if np.sign(t_new[0]) == np.sign(t_lo[0]):
                     lo, t_lo = a_new, t_new
@@ -680,8 +757,18 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                              a_path[i0].copy(), a_path[i1].copy(), tau[k0].copy())
                 found.append(sol)
     else:
-        sol = newton(a_path[idx[0]].copy(), q_path[idx[0]], tau[0], K[0])
-        found.append(sol)
+        # several inputs: Newton from the first assembled point; when it stalls (a minimum of
+        # |holding| that is not zero), from up to 7 more points spread along the path
+        starts = np.unique(np.r_[0, np.linspace(0, len(idx) - 1, min(len(idx), 8)).astype(int)])
+        best = None
+        for k0 in starts:
+            sol = newton(a_path[idx[k0]].copy(), q_path[idx[k0]], tau[k0], K[k0])
+            if best is None or (sol[4] and not best[4]) or \
+                    (sol[4] == best[4] and np.linalg.norm(sol[2]) < np.linalg.norm(best[2])):
+                best = sol
+            if sol[4]:
+                break
+        found.append(best)
     out = []
     for a, q, t, k, conv, it in found:
         out.append(Equilibrium(a, q, t, k, classify(k, scale_k), bool(conv), it))

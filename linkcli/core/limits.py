@@ -157,24 +157,18 @@ def proven_unreachable(mech: CompiledMechanism, Q_act: np.ndarray) -> tuple[np.n
     return proven, np.where(proven, loop, -1), np.where(proven, worst, np.nan)
 
 
-def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray, residual: np.ndarray | None = None,
-               tol: float = 1e-10) -> np.ndarray:
+def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray) -> np.ndarray:
     """Status text (n,) of each sweep point from the solver's :class:`Status` codes: failed
     points become ``no_configuration`` when a loop provably cannot close there, else
-    ``not_converged``. ``residual`` (n, n_loops) m or rad, the loops' residuals at the returned
-    configurations: a ``branch_jump`` whose configuration does not close its loops (to ``tol``
-    relative to the mechanism size) found no configuration at all, so it is not told as one."""
+    ``not_converged``; ``branch_jump`` rows hold a configuration that closes the loops at their
+    own input (the sweep reports the point's own corrector result, never a bisection midpoint's:
+    tests/reference/test_sweep_limits.py)."""
     status = np.asarray(status)
     out = np.full(len(status), NOT_CONVERGED, dtype=object)
     out[status == Status.CONVERGED] = OK
-    jumped = status == Status.BRANCH_JUMP
-    if residual is not None and mech.n_loops:
-        # 10x: the final residual of a converged point is below tol * size, with the size
-        # taken as at least 1 m here so that angle residuals (rad) are judged alike
-        jumped &= np.asarray(residual).max(axis=1) <= 10 * tol * max(length_scale(mech), 1.0)
-    out[jumped] = BRANCH_JUMP
+    out[status == Status.BRANCH_JUMP] = BRANCH_JUMP
     out[status == Status.SINGULAR] = SINGULAR
-    failed = status != Status.CONVERGED  # a failed continuation may also say branch_jump
+    failed = (status != Status.CONVERGED) & (status != Status.BRANCH_JUMP)
     if failed.any():
         proven, _, _ = proven_unreachable(mech, Q_act[failed])
         out[np.flatnonzero(failed)[proven]] = NO_CONFIGURATION

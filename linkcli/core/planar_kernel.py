@@ -95,7 +95,7 @@ _ACCEPT = 1.0 - 1e-12  # corrector steps must lower the error by this factor (as
  H_SIZE) = range(46)
 
 # (q, r, J) slots: results 1 and 2, corrector trial, continuation state, last converged coarse
-# point, scratch
+# point, scratch (_continue's failed attempt at its end point; _finish's failed point)
 SL_1, SL_2, SL_T, SL_C, SL_OK, SL_X = range(6)
 N_SLOTS = 6
 
@@ -571,10 +571,14 @@ def _predict(mi, wf, wi, a0, a1, sl, cached):
 def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
     """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: tangent
     predictor, corrector, branch check, step bisection (``sweep._continue`` without recursion).
-    Result in slot sl (may equal s0). ``cached``: see :func:`_predict`."""
+    Result in slot sl (may equal s0); the status is always that of the point a1, as in
+    ``sweep._continue``: when the bisections fail before a1, the latest corrector attempt at a1
+    (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged, else its own failure status.
+    ``cached``: see :func:`_predict`."""
     n_q, n_a, max_depth = mi[H_NQ], mi[H_NA], mi[H_MAXD]
     ac, qp, sta, std = mi[W_AC], mi[W_QP], mi[W_STA], mi[I_STD]
-    s_c = _rt(mi, SL_C)
+    s_c, s_end = _rt(mi, SL_C), _rt(mi, SL_X)
+    st_end = CONVERGED  # status of the latest failed attempt at a1 (kept in slot s_end)
     cur = s0  # the state continued from (copied first when the result overwrites it)
     if s0 == sl:
         _copy_slot(mi, wf, s_c, s0)
@@ -607,8 +611,12 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
             cur = s_c
             top -= 1
             continue
-        if dep >= max_depth:
-            return BRANCH_JUMP if st == CONVERGED else st
+        if top == 1:  # an attempt at a1 itself failed: keep it, it is a1's result if no later one succeeds
+            _copy_slot(mi, wf, s_end, sl)
+            st_end = BRANCH_JUMP if st == CONVERGED else st
+        if dep >= max_depth:  # a1 cannot be reached on the branch: report a1's own attempt
+            _copy_slot(mi, wf, sl, s_end)
+            return st_end
         wi[std + top - 1] = dep + 1
         for m in range(n_a):
             wf[sta + top * n_a + m] = 0.5 * (wf[ac + m] + at[m])

@@ -148,19 +148,25 @@ def _predict(mech, a0, q0, a1, prev):
 
 def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_DEPTH, prev=None):
     """Follow the branch from (a0, q0) to input a1 (``prev``: an earlier point on the branch,
-    for the secant predictor at singular points). Returns (q1, status)."""
+    for the secant predictor at singular points). Returns (q1, status), always *of the point
+    a1*: when the branch cannot be followed there (the step bisections fail before a1: a limit
+    of motion or an unresolved jump lies between), the corrector's own attempt at a1 from the
+    prediction: ``BRANCH_JUMP`` if it converged (q1 closes the loops at a1, on another branch),
+    else its failure status (q1 its last iterate at a1). Never a bisection midpoint's q or
+    status."""
     q_pred = _predict(mech, a0, q0, a1, prev)
     q1, st = _solve_one(mech, a1, q_pred, tol)
     moved = np.abs(q_pred - q0).max()
     jump = np.abs(q1 - q_pred).max() > 0.3 * moved + 1e-8
     if st == Status.CONVERGED and not jump:
         return q1, st
+    failed = q1, (Status.BRANCH_JUMP if st == Status.CONVERGED else st)  # a1 not reached on the branch
     if depth >= max_depth:
-        return q1, (Status.BRANCH_JUMP if st == Status.CONVERGED else st)
+        return failed
     am = 0.5 * (a0 + a1)
     qm, stm = _continue(mech, a0, q0, am, tol, depth + 1, max_depth, prev)
     if stm != Status.CONVERGED:
-        return qm, stm
+        return failed
     return _continue(mech, am, qm, a1, tol, depth + 1, max_depth, (a0, q0))
 
 

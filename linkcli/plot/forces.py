@@ -75,7 +75,7 @@ def forces_figure(mech: CompiledMechanism, table, path: str | os.PathLike | None
     title = table.metadata.get("mechanism") or mech.name
     speed = table.metadata.get("input_speed") or {}
     static = (table.metadata.get("solver") or {}).get("static")
-    what = "static" if static else ", ".join(f"{k} at {v:.4g} rad/s" for k, v in speed.items())
+    what = "static" if static else ", ".join(f"{k} at {v['value']:.4g} {v['unit']}" for k, v in speed.items())
     fig.suptitle(f"{title}: forces ({what})", fontsize=10)
     if path is not None:
         save_figure(fig, path, dpi=dpi)

@@ -118,3 +118,32 @@ def test_parallelogram_keeps_its_branch_through_the_change_point():
     np.testing.assert_allclose(res.q[:, 1], -theta, atol=1e-8)
     at = [theta[e.index] for e in res.events if e.kind in ("singular_point", "singular_crossing")]
     assert at and all(abs(np.degrees(a) - 180) <= 5 for a in at)
+
+
+@pytest.mark.parametrize("path", ["numpy", "kernel"])
+@pytest.mark.parametrize("start", [1.0, -1.0])
+def test_near_change_point_keeps_its_branch_with_coarse_steps(path, start):
+    """Ground 3, crank 1, coupler 2, rocker 2.002: b + c exceeds a + d by 2 mm, so the change
+    point (b + c = a + d) is missed and the two assembly modes stay apart (at crank 180 deg the
+    coupler-rocker triangle 2/2.002/4 has height ~0.06 m, so the modes' B differ by ~0.13 m),
+    but only just: with 5 deg steps and 10 deg coarse steps, a corrector started from the
+    tangent predictor near 180 deg converges onto the other mode unless the continuation's
+    branch check rejects it and bisects the step. The sweep starts off the grid (3 deg) so that
+    no point sits at the closest approach. Truth: the circle intersection with the sign of the
+    first point's mode, at every point. Tolerance: residual 1e-10 (relative) times the passive
+    Jacobian's condition number (asserted < 1e3 below) bounds the position error by ~1e-7 m of
+    a 3 m mechanism; the other mode is 1e5 times farther."""
+    from linkcli.core import sweep
+
+    d, a, b, c = 3.0, 1.0, 2.0, 2.002
+    mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{A: {start}}}"))
+    theta = np.radians(3.0 + np.arange(0.0, 361.0, 5.0))
+    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
+    assert (res.status == Status.CONVERGED).all()
+    assert res.condition.max() < 1e3
+    B = pin_B(mech, res.q)
+    err = {s: np.abs(B - fourbar_closed_form(d, a, b, c, theta, s)).max(axis=1) for s in (+1, -1)}
+    sign = min(err, key=lambda s: err[s][0])
+    assert err[sign][0] < 1e-7 and err[-sign][0] > 0.1  # the first point is in one mode
+    np.testing.assert_array_less(err[sign], 1e-7)

@@ -23,7 +23,9 @@ from kin_helpers import fourbar_yaml, mech_from_yaml
 from linkcli.analyses.inputs import Sweep
 from linkcli.analyses.solve import SolveRequest, run_solve
 from linkcli.cli.app import app
+from linkcli.core import sweep
 from linkcli.core.limits import ROW_STATUS, reach_excess
+from linkcli.core.loop_closure import Status
 
 NON_GRASHOF = fourbar_yaml(4, 3, 2, 2, assembly="{crank_pin: 0.2, A: 1.0}").replace(
     "angle: rad", "angle: deg").replace("crank_pin: 0.2, A: 1.0", "crank_pin: 10, A: 60")
@@ -52,6 +54,25 @@ def test_non_grashof_limit_located_and_rows_beyond_say_no_configuration():
     assert t.metadata["status_counts"] == {"ok": 68, "no_configuration": 23}
     assert any(m.startswith("limit of motion (end_of_range) at crank_pin = 67.975687163") for m in out.messages)
 
+
+
+@pytest.mark.parametrize("path", ["numpy", "kernel"])
+def test_points_beyond_a_limit_report_their_own_failure_not_a_bisection_midpoint(path):
+    """Beyond 67.9757 deg no configuration exists (law of cosines above), so no point there may
+    say converged or branch_jump (branch_jump claims a configuration was found). The
+    continuation from the last good point bisects towards the fold; its midpoints before the
+    fold converge (far from the prediction, near the fold), and their status and q used to be
+    returned as the end point's. Both sweep paths (the kernel runs as plain Python without
+    numba) must agree on this."""
+    mech = mech_from_yaml(NON_GRASHOF)
+    theta = np.radians(np.arange(0.0, 91.0))
+    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
+    beyond = np.degrees(theta) > LIMIT_DEG
+    assert (res.status[~beyond] == Status.CONVERGED).all()
+    assert not np.isin(res.status[beyond], [Status.CONVERGED, Status.BRANCH_JUMP]).any(), res.status
+    # a failed row holds the solver's attempt at its own input (actuated value = the input)
+    np.testing.assert_array_equal(res.q[:, mech.q_actuated[0]], theta)
 
 def test_non_grashof_limit_in_cli_summary_and_csv(runner, tmp_path):
     path = tmp_path / "ng.yaml"

@@ -115,7 +115,8 @@ class _progress:
 def _print_summary(s: dict) -> None:
     if "steps" not in s:
         return
-    peak = ", ".join(f"{k} {v:.6g}" for k, v in s["peak_driver_load"].items()) or "no drivers"
+    units = s.get("peak_driver_load_unit", {})
+    peak = ", ".join(f"{k} {v:.6g} {units.get(k, '')}".rstrip() for k, v in s["peak_driver_load"].items()) or "no drivers"
     refined = f" ({s['refined_steps']} refined into substeps)" if s.get("refined_steps") else ""
     echo_err(f"{s['status']}: {s['steps']} steps{refined} of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
              f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual']:.3g}; "

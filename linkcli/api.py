@@ -168,7 +168,8 @@ class Mechanism:
         roll, pitch, yaw]); unreachable ones give the closest pose (``status``, ``position_error``)."""
         from .analyses.ik import IKRequest, run_ik
 
-        table, failed = run_ik(self.compiled, IKRequest([list(map(float, t)) for t in targets], mode, dict(guess or {})),
+        table, failed = run_ik(self.compiled,
+                               IKRequest([list(map(float, t)) for t in targets], mode, dict(guess or {})),
                                self.loaded)
         return Outcome(table, table.n, failed, _events(table.metadata.get("events", [])))
 

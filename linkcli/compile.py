@@ -24,6 +24,7 @@ from .core import transforms as tf
 from .model import mechanism as mm
 from .model.checks import dh_joint_name, dh_link_name, inertia_matrix, variable_names
 from .model.units import ANGLE_SCALE, LENGTH_SCALE
+
 JOINT_CODE = {name: code for code, name in enumerate(cm.JOINT_TYPE_NAMES)}
 X, Y, Z = np.eye(3)
 
@@ -359,7 +360,8 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str) -> cm.CompiledMechanism:
         frame_names=tuple(b.frame_names), frame_link=arr(b.frame_link, dtype=int), T_link_frame=arr(b.frame_T, (4, 4)),
         joint_names=tuple(jnames), joint_type=arr([JOINT_CODE[j.type] for j in joints], dtype=int),
         joint_parent=arr([j.parent for j in joints], dtype=int), joint_child=arr([j.child for j in joints], dtype=int),
-        T_parent_joint=arr([j.T_parent for j in joints], (4, 4)), T_child_joint=arr([j.T_child for j in joints], (4, 4)),
+        T_parent_joint=arr([j.T_parent for j in joints], (4, 4)),
+        T_child_joint=arr([j.T_child for j in joints], (4, 4)),
         joint_q_start=arr(q_start, dtype=int), joint_q_count=arr(q_count, dtype=int),
         joint_actuated=arr([j.actuated for j in joints], dtype=bool),
         q_names=tuple(q_names), q_joint=arr(q_joint, dtype=int), q_is_rotation=q_rot_arr.reshape(len(q_names)),
@@ -367,7 +369,8 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str) -> cm.CompiledMechanism:
         link_tree_joint=tree_joint, link_tree_parent=tree_parent, link_tree_forward=forward, link_order=order,
         loop_joint=loops, effector_frame=effector_frame, T_frame_tool=T_tool, gravity=gravity,
         axial_names=tuple(n for n, _ in axial),
-        axial_frame_a=arr([e[0] for e in axial_ends], dtype=int), axial_frame_b=arr([e[1] for e in axial_ends], dtype=int),
+        axial_frame_a=arr([e[0] for e in axial_ends], dtype=int),
+        axial_frame_b=arr([e[1] for e in axial_ends], dtype=int),
         axial_stiffness=arr([getattr(e, "stiffness", 0.0) for _, e in axial]),  # N/m
         axial_free_length=arr([getattr(e, "free_length", 0.0) * b.ls for _, e in axial]),
         axial_damping=arr([getattr(e, "damping", 0.0) for _, e in axial]),  # N s/m

@@ -7,8 +7,8 @@ Hypothesis: the ``ci`` profile (derandomised, no deadline) is loaded when ``CI``
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import HealthCheck, settings

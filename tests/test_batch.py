@@ -191,7 +191,8 @@ def test_job_file_yaml_syntax_error_exits_3(run_cli, tmp_path):
     ("jobs:\n  a:\n    files: x\n    analysis: ik\n", "jobs.a.options", "missing required key 'options'"),
     ("jobs:\n  a:\n    files: x\n    study: {method: normal, parameters: {links.a.b: {sd: 1}}}\n", "jobs.a.study",
      "needs `variants:`"),
-    ("jobs:\n  a:\n    files: x\n    study: {method: random, variants: 3, parameters: {links.a.b: {low: 2, high: 1}}}\n",
+    ("jobs:\n  a:\n    files: x\n"
+     "    study: {method: random, variants: 3, parameters: {links.a.b: {low: 2, high: 1}}}\n",
      "jobs.a.study.parameters.links.a.b.high", "must be below high"),
     ("jobs:\n  a:\n    files: x\n    study: {method: grid, parameters: {'links[x]': {values: [1]}}}\n",
      "jobs.a.study.parameters.links[x]", "is not a parameter path"),

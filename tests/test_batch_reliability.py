@@ -22,9 +22,9 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import batch_helpers
 import pytest
 
-import batch_helpers
 from linkcli.cli.common import ExitCode
 
 REPO = Path(__file__).resolve().parent.parent
@@ -391,7 +391,8 @@ def test_job_outputs_outside_the_folder_are_refused_at_their_line(run_cli, tmp_p
 
 def test_mechanism_file_study_output_outside_is_refused(run_cli, tmp_path):
     text = FOURBAR.read_text(encoding="utf-8") + (
-        "study:\n  method: list\n  output: ../escape.csv\n  parameters: {\"links.coupler.frames.B[0]\": {values: [3.5]}}\n")
+        "study:\n  method: list\n  output: ../escape.csv\n"
+        "  parameters: {\"links.coupler.frames.B[0]\": {values: [3.5]}}\n")
     mech = tmp_path / "fb.yaml"
     mech.write_text(text, encoding="utf-8")
     r = run_cli("batch", mech, "--out-dir", tmp_path / "out", "-j", "1", "-q")
@@ -463,7 +464,8 @@ def test_readme_short_form_example_passes_and_says_what_it_skipped(run_cli, tmp_
     statuses = {name: [c["status"] for c in j["checks"]] for name, j in jobs.items()}
     assert statuses["fourbar"] == ["passed", "passed"]
     assert statuses["fivebar"] == ["skipped", "skipped"]  # a five-bar has no four-bar loop
-    assert "check min_transmission_angle >= 40 skipped: the mechanism has no four-bar loop" in jobs["fivebar"]["message"]
+    skipped = "check min_transmission_angle >= 40 skipped: the mechanism has no four-bar loop"
+    assert skipped in jobs["fivebar"]["message"]
     # motor_fourbar.yaml is in rad: 'B.transmission [deg]' is checked on its column in rad, converted;
     # same geometry as fourbar.yaml, whose closed-form minimum is 54.31 deg (test_batch.py)
     motor = jobs["motor_fourbar"]["checks"][1]
@@ -527,7 +529,8 @@ def test_a_column_check_that_cannot_exist_is_a_job_file_error(run_cli, tmp_path)
                      r"in the results of solve on fourbar\.yaml\. Did you mean 'B\.transmission \[deg\]'\?", r.stderr)
     assert re.search(r"jobs\.yaml:9:\d+: error: jobs\.no_fourbar\.checks\[0\]\.column: no column 'coupler\.P\.y \[m\]' "
                      r"in the results of solve on planar_3r\.yaml", r.stderr)
-    assert re.search(r"jobs\.yaml:10:\d+: error: jobs\.no_fourbar\.checks\[1\]\.column: .* on planar_3r\.yaml", r.stderr)
+    assert re.search(r"jobs\.yaml:10:\d+: error: jobs\.no_fourbar\.checks\[1\]\.column: .* on planar_3r\.yaml",
+                     r.stderr)
     assert not (tmp_path / "out" / "summary.json").exists()  # nothing ran
 
 

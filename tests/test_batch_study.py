@@ -135,7 +135,8 @@ def test_normal_tolerance_is_three_sd_about_the_file_value():
     is about 1/sqrt(2n) = 1.1 %, 5 % is ~4.5 of those."""
     from linkcli.batch.sampling import sample
 
-    s = study(method="normal", variants=4000, seed=3, parameters={"a.x": {"tolerance": 0.03}, "a.y": {"sd": 2, "mean": 10}})
+    s = study(method="normal", variants=4000, seed=3,
+              parameters={"a.x": {"tolerance": 0.03}, "a.y": {"sd": 2, "mean": 10}})
     v = np.array(sample(s, nominal=[3.5, None]))
     assert abs(v[:, 0].mean() - 3.5) < 0.06 * 0.01 and abs(v[:, 0].std() / 0.01 - 1) < 0.05
     assert abs(v[:, 1].mean() - 10) < 0.06 * 2 and abs(v[:, 1].std() / 2 - 1) < 0.05

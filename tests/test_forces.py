@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import MECHANISMS
 from kin_helpers import mech_from_yaml
 
 from linkcli.analyses.forces import ForcesRequest, parse_rate, run_equilibrium, run_forces
@@ -28,8 +29,6 @@ from linkcli.core.sweep import solve_sweep
 from linkcli.core.velocity import joint_accelerations, joint_rates
 from linkcli.errors import AnalysisInputError
 from linkcli.io.loader import load_mechanism
-
-from conftest import MECHANISMS
 
 
 def _mech(name):
@@ -179,7 +178,8 @@ def test_static_fourbar_coupler_load_matches_the_free_body_solution():
     fr = ks.inverse_dynamics(mech, res.q, zero, zero, extra_loads=loads, gravity=np.zeros(3))
     # the file's links have masses: with gravity off and at rest they carry no load
     Tf = frame_poses(mech, link_poses(mech, res.q))[..., :3, 3]
-    pos = {n: Tf[:, mech.frame_names.index(n)] for n in ("ground.O2", "ground.O4", "coupler.A", "coupler.B", "coupler.P")}
+    pos = {n: Tf[:, mech.frame_names.index(n)] for n in ("ground.O2", "ground.O4", "coupler.A", "coupler.B",
+                                                         "coupler.P")}
     A, B, Pp, O2, O4 = pos["coupler.A"], pos["coupler.B"], pos["coupler.P"], pos["ground.O2"], pos["ground.O4"]
     cross = lambda a, b: a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]  # noqa: E731
     u = (B - O4) / np.linalg.norm(B - O4, axis=1)[:, None]
@@ -473,7 +473,8 @@ def test_spatial_robot_power_balance_with_three_dimensional_inertia():
     assert np.all(fr.status == ks.OK)
     bm = ks.body_motion(mech, q, qd, qdd)
     I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, mech.link_inertia[1:], bm.rot)
-    dT = np.einsum("b,nbi,nbi->n", mech.link_mass[1:], bm.vel, bm.acc) + np.einsum("nbi,nbij,nbj->n", bm.omg, I_w, bm.alpha)
+    dT = np.einsum("b,nbi,nbi->n", mech.link_mass[1:], bm.vel, bm.acc) + np.einsum("nbi,nbij,nbj->n", bm.omg, I_w,
+                                                                                   bm.alpha)
     p_g = np.einsum("b,nbi,i->n", mech.link_mass[1:], bm.vel, mech.gravity)
     p_in = np.einsum("nk,nk->n", fr.driver_force, qd[:, mech.q_actuated])
     scale = np.abs(dT).max() + np.abs(p_g).max()

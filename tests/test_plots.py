@@ -275,7 +275,8 @@ def test_missing_matplotlib_is_a_clear_usage_error(run_cli, fourbar_path, tmp_pa
 def test_command_help_does_not_import_matplotlib(command):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("LINKCLI_TRACEBACK", None)
-    code = (f"import sys; from linkcli.cli.app import main\ntry:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n"
+    code = ("import sys; from linkcli.cli.app import main\n"
+            f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n"
             "    pass\nprint('MPL', 'matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -416,8 +417,8 @@ def test_solve_plot_velocity_ratios(mpl, run_cli, tmp_path, captured_figures):
     path = REPO / "mechanisms" / "slider_crank.yaml"
     r = run_cli("solve", path, "--rate", "crank_pin=360", "--plot", tmp_path / "r.png", "-q", "-f", "csv")
     assert r.exit_code == 0, r.output
-    from linkcli.analyses.solve import SolveRequest, run_solve
     from linkcli.analyses.inputs import Sweep
+    from linkcli.analyses.solve import SolveRequest, run_solve
 
     loaded, mech = load_and_compile(path)
     table = run_solve(mech, SolveRequest(sweeps=[Sweep("crank_pin", 0, 360, 2)], rates={"crank_pin": 360}),

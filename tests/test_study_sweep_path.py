@@ -53,6 +53,7 @@ def test_workers_use_the_compiled_kernel_single_solves_keep_the_rule(monkeypatch
     monkeypatch.delenv("LINKCLI_SWEEP", raising=False)
     monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
     from kin_helpers import mech_from_yaml
+
     from linkcli.core import sweep
 
     mech = mech_from_yaml(FOURBAR.read_text(encoding="utf-8"))

@@ -87,7 +87,8 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     _add_effector(table, mech, T_eff, o)
     _add_frames(table, mech, frames, p_frames[o], res.q[o], qd, qdd, ok[o], o)
     del T_eff, p_frames
-    limits = locate_limits(mech, path, res.q, res.status, [e.index for e in res.events if e.kind == "singular_crossing"],
+    limits = locate_limits(mech, path, res.q, res.status,
+                           [e.index for e in res.events if e.kind == "singular_crossing"],
                            width=LIMIT_WIDTH * actuated_scale(mech), tol=req.tol)
     inv = np.argsort(o)  # solve index -> output row
     table.metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
@@ -110,7 +111,8 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     messages = (limit_warnings(mech, path, res.q, ok) + sweep_messages(mech, res, path, status_text, limits)
                 + limit_messages(mech, limits))
     table.metadata["events"] = messages
-    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True), strict=True)}
+    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
+                                                                 strict=True)}
     return SolveOutcome(table, int((~ok).sum()), messages)
 
 
@@ -273,7 +275,8 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
     """Metadata of a four-bar loop: joints, lengths (file units), Grashof class, the analytic
     input range (angle of the input link from the ground line, file units; None when the input
     turns fully) and, for each located end of range, the analytic limit it was checked against."""
-    rec = {"joints": [mech.joint_names[j] for j in loop.joints], "lengths": [v / mech.length_scale for v in loop.lengths],
+    rec = {"joints": [mech.joint_names[j] for j in loop.joints],
+           "lengths": [v / mech.length_scale for v in loop.lengths],
            "grashof": grashof_class(*loop.lengths)}
     rng = input_range(loop)
     rec["input_range"] = None if rng is None else [v / mech.angle_scale for v in rng]
@@ -314,5 +317,6 @@ def limit_warnings(mech: CompiledMechanism, path: np.ndarray, q: np.ndarray, ok:
             continue
         what = "is given" if actuated else "is solved to"
         out.append(f"joint variable {mech.q_names[i]} {what} {v[bad[0]] / scale[i]:.6g} {unit[i]}, outside its limits "
-                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}" + (f" ({len(bad)} of {len(v)} points)" if len(v) > 1 else ""))
+                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}"
+                   + (f" ({len(bad)} of {len(v)} points)" if len(v) > 1 else ""))
     return out

@@ -19,7 +19,8 @@ computed here, on the coordinating process, and shipped with the tasks.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

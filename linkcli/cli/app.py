@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -158,7 +158,7 @@ app = typer.Typer(
 
 @app.callback()
 def root(
-    version: Annotated[Optional[bool], typer.Option(
+    version: Annotated[bool | None, typer.Option(
         "--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")] = None,
     traceback: Annotated[bool, typer.Option(
         "--traceback", help=f"Show the traceback of internal errors (also {TRACEBACK_ENV}=1).")] = False,

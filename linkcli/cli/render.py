@@ -8,7 +8,8 @@ a wide one wrapped into several tables that each repeat the first column and ``s
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -37,7 +38,7 @@ def _row_ranges(n: int, max_rows: int) -> list[tuple[int, int] | None]:
     return [(0, head), None, (n - max_rows // 2, n)]
 
 
-def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, title: str | None = None,
+def render_table(table: ResultTable, console: Console, max_rows: int = 40, title: str | None = None,
                  columns: Sequence[str] | None = None) -> None:
     """Print ``table`` with rich, every column (headers carry the units).
 

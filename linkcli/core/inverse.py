@@ -15,8 +15,8 @@ from enum import IntEnum
 import numpy as np
 
 from . import transforms as tf
-from .forward import effector_pose
 from .assembly import nearest_turn
+from .forward import effector_pose
 from .jacobian import _point_jacobian
 from .loop_closure import constraints, length_scale
 from .mechanism import CompiledMechanism

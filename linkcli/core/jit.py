@@ -18,7 +18,8 @@ all files, so it never meets stale code).
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, TypeVar, overload
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
 

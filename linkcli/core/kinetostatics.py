@@ -300,7 +300,8 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         "driver_force": driver_force, "reaction_force": s.force, "reaction_moment": s.moment,
         "reaction_force_local": f_local, "reaction_moment_local": m_local,
         "axial": s.axial, "torsional": s.torsional, "inertia_force": -f_in, "inertia_moment": -m_in,
-        "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
+        "shaking_force": F_sh, "shaking_moment": M_sh,
+        "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
         "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
         "kinetic": s.kinetic, "potential": s.potential, "residual": s.residual,
         # moments (N m) divided by the mechanism size: every component a force (N)
@@ -642,7 +643,8 @@ def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> 
     scale = float(np.sum(mech.link_mass) * g * L)
     scale += float(np.sum(mech.axial_stiffness * (np.abs(mech.axial_free_length) + L)) * L)
     scale += float(np.sum(mech.torsional_stiffness) * np.pi)
-    scale += float(np.sum(np.linalg.norm(mech.load_force, axis=-1)) * L + np.sum(np.linalg.norm(mech.load_torque, axis=-1)))
+    scale += float(np.sum(np.linalg.norm(mech.load_force, axis=-1)) * L + np.sum(np.linalg.norm(mech.load_torque,
+                                                                                                axis=-1)))
     scale += sum(float(np.linalg.norm(ld.force)) * L + float(np.linalg.norm(ld.torque)) for ld in extra_loads)
     return scale
 

@@ -215,7 +215,8 @@ def locate_limits(mech: CompiledMechanism, Q_act: np.ndarray, q: np.ndarray, sta
     status (n,) the sweep's solution. Brackets: consecutive points of which exactly one
     converged (an end of motion), and the given ``crossings``: indices k of consecutive
     converged points k, k + 1 whose passive Jacobian determinant changes sign (the sweep's
-    singular_crossing events; square passive partitions only). ``width`` scalar or (n_act,). Each bisection step solves at the
+    singular_crossing events; square passive partitions only). ``width`` scalar or (n_act,).
+    Each bisection step solves at the
     midpoint starting from the solved side's configuration (so it follows that branch) with
     tolerance ``min(tol, 1e-13)`` (the position of a fold is known only as well as existence is
     decided, so the residual is driven near rounding), and stops when the bracket is narrower

@@ -94,7 +94,7 @@ class _LoopPlan:
         self.scale = _residual_scale(mech)
 
 
-_loop_plans: "weakref.WeakKeyDictionary[CompiledMechanism, _LoopPlan]" = weakref.WeakKeyDictionary()
+_loop_plans: weakref.WeakKeyDictionary[CompiledMechanism, _LoopPlan] = weakref.WeakKeyDictionary()
 
 
 def _loop_plan(mech: CompiledMechanism) -> _LoopPlan:
@@ -235,7 +235,8 @@ def _solve_configuration(mech, q_actuated, q_guess, tol, max_iter):
 
     Each point is independent; only the points still iterating are evaluated (compressed index
     set), which is the same iteration as running the whole batch."""
-    q = np.array(np.broadcast_to(q_guess, np.broadcast_shapes(np.shape(q_guess), np.shape(q_actuated)[:-1] + (mech.n_q,))),
+    q = np.array(np.broadcast_to(q_guess,
+                                 np.broadcast_shapes(np.shape(q_guess), np.shape(q_actuated)[:-1] + (mech.n_q,))),
                  dtype=float)
     q[..., mech.q_actuated] = q_actuated
     batch = q.shape[:-1]

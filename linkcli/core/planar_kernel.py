@@ -258,7 +258,8 @@ def _eval(mi, mf, wf, sl, want_J):
                 wf[ak], wf[ak + 1], wf[ak + 2], wf[ak + 3] = xa, ya, ca, sa
                 xa, ya, ca, sa = _motion(xa, ya, ca, sa, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, 1.0)
         pv = pose + 4 * v
-        wf[pv], wf[pv + 1], wf[pv + 2], wf[pv + 3] = _compose(x, y, c, s, mf[of + 4], mf[of + 5], mf[of + 6], mf[of + 7])
+        wf[pv], wf[pv + 1], wf[pv + 2], wf[pv + 3] = _compose(x, y, c, s, mf[of + 4], mf[of + 5], mf[of + 6],
+                                                              mf[of + 7])
     # loop frames A (parent side, through the loop joint's motion) and B (child side)
     err = 0.0
     o_scale = mi[O_SCALE]

@@ -47,8 +47,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .assembly import assemble
-from .loop_closure import (Status, _loop_plan, _residual_jacobian, _solve_configuration,
-                           condition_number, length_scale, passive_indices, solve_configuration, tangent_map)
+from .loop_closure import (
+    Status,
+    _loop_plan,
+    _residual_jacobian,
+    _solve_configuration,
+    condition_number,
+    length_scale,
+    passive_indices,
+    solve_configuration,
+    tangent_map,
+)
 from .mechanism import CompiledMechanism
 
 #: sweeps this long use the compiled kernel when its numba cache exists (loading it costs
@@ -268,7 +277,7 @@ def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
     return _planar_model(mech) is not None and _jit_available()
 
 
-_models: "weakref.WeakKeyDictionary[CompiledMechanism, tuple | None]" = weakref.WeakKeyDictionary()
+_models: weakref.WeakKeyDictionary[CompiledMechanism, tuple | None] = weakref.WeakKeyDictionary()
 
 
 def _planar_model(mech: CompiledMechanism):
@@ -309,7 +318,7 @@ def _build_planar_model(mech: CompiledMechanism):
             i64(lp.passive, None), i64(mech.q_actuated, None), f64(lp.scale))
 
 
-_packs: "weakref.WeakKeyDictionary[CompiledMechanism, tuple]" = weakref.WeakKeyDictionary()
+_packs: weakref.WeakKeyDictionary[CompiledMechanism, tuple] = weakref.WeakKeyDictionary()
 
 
 def _packed(mech, model, pk):

@@ -11,8 +11,8 @@ import copy
 import dataclasses
 import hashlib
 import os
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError

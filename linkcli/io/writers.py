@@ -30,13 +30,13 @@ Non-finite floats (NaN, +-inf) are ``null`` in ``data`` (JSON has no such number
 from __future__ import annotations
 
 import contextlib
-
 import json
 import os
 import secrets
 import stat
 import tempfile
-from typing import IO, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import IO, Any
 
 import numpy as np
 

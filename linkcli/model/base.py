@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from types import UnionType
-from typing import Annotated, Any, Iterable, Iterator, Sequence, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
-
 
 #: strict numbers (no strings, no bools, finite) shared by every model of the format
 Num = Annotated[float, Field(strict=True, allow_inf_nan=False)]

@@ -8,7 +8,6 @@ file, line and column. Nothing here raises for bad input.
 from __future__ import annotations
 
 import math
-
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Literal
@@ -150,7 +149,8 @@ class Checker:
                 self.error(path + ("rotation",), "rotation must be a 3x3 matrix (3 rows of 3 numbers)")
             elif not (np.allclose(R @ R.T, np.eye(3), atol=1e-6) and np.linalg.det(R) > 0):
                 self.error(path + ("rotation",), "rotation is not a proper rotation matrix "
-                           f"(orthonormality error {np.abs(R @ R.T - np.eye(3)).max():.2g}, det {np.linalg.det(R):.4g})",
+                           f"(orthonormality error {np.abs(R @ R.T - np.eye(3)).max():.2g}, "
+                           f"det {np.linalg.det(R):.4g})",
                            "Give 6+ significant digits, or use rpy.")
 
     def mass_properties(self, path: tuple, mass, cg, inertia) -> None:
@@ -350,7 +350,8 @@ class Checker:
             if info:
                 jtype, actuated = info
                 if jtype not in ("revolute", "prismatic"):
-                    self.error(path + ("joint",), f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}",
+                    self.error(path + ("joint",),
+                               f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}",
                                "Drive a revolute or prismatic joint (split this joint into such joints).")
                 elif not actuated:
                     self.error(path + ("joint",), f"joint '{d.joint}' is not actuated",
@@ -441,7 +442,8 @@ class Checker:
         if solve is not None:
             entries += [(("analysis", "solve", "set", k), v, k) for k, v in solve.set.items()]
             for k, r in solve.sweep.items():
-                entries += [(("analysis", "solve", "sweep", k, "from"), r.from_, k), (("analysis", "solve", "sweep", k, "to"), r.to, k)]
+                entries += [(("analysis", "solve", "sweep", k, "from"), r.from_, k),
+                            (("analysis", "solve", "sweep", k, "to"), r.to, k)]
         for path, entry, var in entries:
             if rotation.get(var) and isinstance(entry, (int, float)):
                 problem = joint_value_problem(entry * rad, True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from ..core.mechanism import CompiledMechanism
 from ..errors import AnalysisInputError
 from . import PlotUnavailableError, require_matplotlib
 from .draw import add_scene_axes, draw_scene, new_figure, set_limits
-from .scene import (Scene, build_scene, effector_path, q_from_table, q_range_of, reference_size, swept_inputs)
+from .scene import Scene, build_scene, effector_path, q_from_table, q_range_of, reference_size, swept_inputs
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 SVG_HASH_SALT = "linkcli"  #: fixed salt of the ids in SVG files (byte-identical reruns)
@@ -44,9 +44,9 @@ def check_figure_path(path: str | os.PathLike, formats: Sequence[str] = FIGURE_F
 def save_figure(fig, path: str | os.PathLike, dpi: float = 100) -> None:
     """Write the figure to ``path`` (format from the extension) atomically: a temporary file in
     the same directory renamed over the target, so a failed write leaves no partial picture."""
-    from ..io.writers import atomic_path
-
     import matplotlib
+
+    from ..io.writers import atomic_path
 
     fmt = check_figure_path(path)
     # identical runs give identical files: SVG clip-path and other ids are hashes salted with a

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.forward import effector_pose, frame_poses, link_poses, tree_kinematics
-from ..core.mechanism import (CYLINDRICAL, JOINT_TYPE_NAMES, PRISMATIC, CompiledMechanism)
+from ..core.mechanism import CYLINDRICAL, JOINT_TYPE_NAMES, PRISMATIC, CompiledMechanism
 
 SLIDING = (PRISMATIC, CYLINDRICAL)
 
@@ -335,7 +335,8 @@ def _slider(mech, j, k, anchor, centre, axis, q, q_range, size, down) -> SliderM
     if ground:  # hatched strip along the guide, on the gravity side, just clear of the block
         strip = _rectangle(ends[0], axis, perp, 0.0, float(np.linalg.norm(ends[1] - ends[0])),
                            -H / 2 - STRIP * size, -H / 2)
-    return SliderMark(j, mech.joint_names[j], mech.link_names[int(mech.joint_child[j])], anchor.copy(), centre.copy(), axis, ends, block, strip, ground)
+    return SliderMark(j, mech.joint_names[j], mech.link_names[int(mech.joint_child[j])], anchor.copy(), centre.copy(),
+                      axis, ends, block, strip, ground)
 
 
 def _ground(p: np.ndarray, down: np.ndarray, size: float, planar: bool) -> GroundMark:

@@ -10,9 +10,10 @@ Jacobian: condition < 1e2 away from toggles). We assert 1e-8.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kin_helpers import fourbar_closed_form, fourbar_yaml, mech_from_yaml
+
 from linkcli.core.forward import frame_poses, link_poses
 from linkcli.core.loop_closure import Status
 from linkcli.core.planar_metrics import fourbar_loops, grashof_class, input_range, transmission_angle
@@ -102,7 +103,8 @@ def test_transmission_angle_closed_form():
 
 @pytest.mark.parametrize("lengths, expected", [
     ((4, 1, 3.5, 3), "crank-rocker"), ((1, 4, 3.5, 3), "double-crank"), ((4, 3, 1, 3.5), "double-rocker"),
-    ((4, 3, 2, 3.5), "double-rocker"), ((4, 3, 1.5, 2), "triple-rocker"), ((2, 1, 2, 1), "change-point"), ((4, 3.5, 3, 1), "rocker-crank")])
+    ((4, 3, 2, 3.5), "double-rocker"), ((4, 3, 1.5, 2), "triple-rocker"), ((2, 1, 2, 1), "change-point"),
+    ((4, 3.5, 3, 1), "rocker-crank")])
 def test_grashof_classes(lengths, expected):
     assert grashof_class(*lengths) == expected
 

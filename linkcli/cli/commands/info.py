@@ -21,7 +21,7 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def rank_mobility(mech: "CompiledMechanism") -> dict[str, Any]:
+def rank_mobility(mech: CompiledMechanism) -> dict[str, Any]:
     """Mobility from the rank of the constraint Jacobian at the assembled configuration (the
     file's assembly estimate, closed by the solver), with the assembly status."""
     from linkcli.core.assembly import assemble
@@ -64,8 +64,8 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return json_safe(raw)
 
 
-def actuation_warnings(loaded: "LoadedMechanism[Mechanism]", mech: "CompiledMechanism",
-                       rank: dict[str, Any] | None = None, over_only: bool = False) -> list["Diagnostic"]:
+def actuation_warnings(loaded: LoadedMechanism[Mechanism], mech: CompiledMechanism,
+                       rank: dict[str, Any] | None = None, over_only: bool = False) -> list[Diagnostic]:
     """A warning at ``joints`` when the number of actuated variables differs from the mobility
     (by rank at the assembled configuration, else Gruebler): over-actuated inputs cannot all be
     chosen (solve finds no assembly), under-actuated ones leave the pose undetermined (normal
@@ -98,7 +98,7 @@ def _si(values) -> float | list:
     return float(arr) if arr.ndim == 0 else [_si(v) for v in arr]
 
 
-def compiled_parameters(mech: "CompiledMechanism", model: Any) -> list[dict[str, Any]]:
+def compiled_parameters(mech: CompiledMechanism, model: Any) -> list[dict[str, Any]]:
     """Every physical parameter as the solver uses it, SI: ``{"parameter", "value", "unit"}``
     (links' mass, cg, inertia; gravity; springs, dampers, loads; driver profiles)."""
     from linkcli.core.mechanism import DRIVE_TORQUE
@@ -151,7 +151,8 @@ def compiled_parameters(mech: "CompiledMechanism", model: Any) -> list[dict[str,
     return rows
 
 
-def mechanism_info(loaded: "LoadedMechanism[Mechanism]", mech: "CompiledMechanism") -> tuple[dict[str, Any], list["Diagnostic"]]:
+def mechanism_info(loaded: LoadedMechanism[Mechanism],
+                   mech: CompiledMechanism) -> tuple[dict[str, Any], list[Diagnostic]]:
     """Plain data describing the mechanism (lengths/angles in the file's units) and the warnings
     (loader warnings plus actuation vs mobility)."""
     from linkcli.core.mechanism import JOINT_TYPE_NAMES

@@ -49,8 +49,7 @@ from .forces import applied_forces, damper_coordinates, damper_increment, load_w
 from .inertia import discrete_momentum, discrete_momentum_jacobian, mass_block, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
 from .layout import D_DRIVER, D_Q, N_GEOMETRY, R_DRV, R_KIND
-from .linalg import (copy1, copy2, copy3, invert3, lu_factor, lu_solve, reorthonormalize, rotate_world,
-                     rotation_z)
+from .linalg import copy1, copy2, copy3, invert3, lu_factor, lu_solve, reorthonormalize, rotate_world, rotation_z
 from .structs import Work
 
 OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE = 0, 1, 2, 3, 4

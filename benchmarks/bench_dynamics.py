@@ -10,7 +10,8 @@ stabilisation (alpha = beta = 10 1/s), integrated by scipy's solve_ivp (RK45, rt
 atol 1e-10) with output at every millisecond.
 
 Scaling (``--scaling``): CPU time per step of planar chains of 5, 10, 20, 40 coupled four-bars
-(11 .. 81 bodies, see :func:`fourbar_chain`), and the log-log slope of cost against bodies.
+(11 .. 81 bodies, see :func:`fourbar_chain`), the log-log slope of cost against bodies, and the
+CPU time of a whole 20 s run of the 81-body chain at dt 1e-3.
 
 Run: ``python benchmarks/bench_dynamics.py [--repeat 5] [--scaling]``. Prints a table of CPU times of this
 process (``time.process_time``, best of ``--repeat``; wall times swing with the load of a
@@ -22,6 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
+
+# One BLAS thread: the set-up's dense factorisations (row selection, consistent velocities) would
+# otherwise spread over threads that fight the other processes of a loaded machine for its 2
+# cores, which multiplies their CPU time and its noise (measured: 0.5 s instead of 0.08 s for
+# the 81-body chain at load ~6).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 import subprocess
 import sys
 import tempfile
@@ -206,9 +214,12 @@ def fourbar_chain(n_loops: int):
     return compile_mechanism(validate_document(doc, None, "<chain>").model)
 
 
-def run_scaling(loops=(5, 10, 20, 40), t_end: float = 0.1, dt: float = 1e-3):
-    """CPU time per step (best of 3, every 100th step saved) of the chains; returns rows
-    ``(loops, bodies, ms per step)`` and the log-log slope of cost against bodies."""
+def run_scaling(loops=(5, 10, 20, 40), t_short: float = 0.05, t_long: float = 1.05, dt: float = 1e-3):
+    """CPU time per step of the chains: the difference between runs of ``t_long`` and
+    ``t_short`` (best of 3 each, every 100th step saved) over the difference in steps, so that
+    the one-off set-up (row selection, consistent velocities: dense, O(N^3) but once per run)
+    is not counted per step. Returns rows ``(loops, bodies, ms per step, set-up s)`` and the
+    log-log slope of cost per step against bodies."""
     from linkcli.core.assembly import assemble
     from linkcli.core.dynamics import simulate
 
@@ -217,15 +228,32 @@ def run_scaling(loops=(5, 10, 20, 40), t_end: float = 0.1, dt: float = 1e-3):
         mech = fourbar_chain(n)
         start = assemble(mech, np.array([np.radians(60.0)]), mech.q_init)
         simulate(mech, start.q, np.zeros(mech.n_q), t_end=2 * dt, dt=dt)  # compile/load
-        best = np.inf
-        for _ in range(3):
-            t0 = time.process_time()
-            r = simulate(mech, start.q, np.zeros(mech.n_q), t_end=t_end, dt=dt, every=100)
-            best = min(best, time.process_time() - t0)
-        assert r.status == "ok", r.message
-        rows.append((n, mech.n_links - 1, 1e3 * best / round(t_end / dt)))
+        best = {}
+        for t_end in (t_short, t_long):
+            best[t_end] = np.inf
+            for _ in range(3):
+                t0 = time.process_time()
+                r = simulate(mech, start.q, np.zeros(mech.n_q), t_end=t_end, dt=dt, every=100)
+                best[t_end] = min(best[t_end], time.process_time() - t0)
+                assert r.status == "ok", r.message
+        per_step = (best[t_long] - best[t_short]) / (round(t_long / dt) - round(t_short / dt))
+        rows.append((n, mech.n_links - 1, 1e3 * per_step, best[t_short] - per_step * round(t_short / dt)))
     bodies, cost = np.log([r[1] for r in rows]), np.log([r[2] for r in rows])
     return rows, float(np.polyfit(bodies, cost, 1)[0])
+
+
+def run_long_chain(n_loops: int = 40, t_end: float = 20.0, dt: float = 1e-3) -> tuple[float, str]:
+    """CPU time (s) of one whole ``simulate`` of the chain (set-up included, every 100th step
+    saved) and its status."""
+    from linkcli.core.assembly import assemble
+    from linkcli.core.dynamics import simulate
+
+    mech = fourbar_chain(n_loops)
+    start = assemble(mech, np.array([np.radians(60.0)]), mech.q_init)
+    simulate(mech, start.q, np.zeros(mech.n_q), t_end=2 * dt, dt=dt)  # compile/load
+    t0 = time.process_time()
+    r = simulate(mech, start.q, np.zeros(mech.n_q), t_end=t_end, dt=dt, every=100)
+    return time.process_time() - t0, r.status
 
 
 def main() -> None:
@@ -234,15 +262,19 @@ def main() -> None:
     parser.add_argument("--no-compile-times", action="store_true", help="skip the fresh-process timings")
     parser.add_argument("--scaling", action="store_true",
                         help="only the scaling run: cost per step of chains of 5 .. 40 coupled four-bars")
+    parser.add_argument("--no-long-chain", action="store_true", help="with --scaling: skip the 20 s run of 81 bodies")
     args = parser.parse_args()
     if args.scaling:
         rows, slope = run_scaling()
-        print("| four-bar loops | bodies | CPU per step [ms] |")
-        print("|---|---|---|")
-        for n, nb, ms in rows:
-            print(f"| {n} | {nb} | {ms:.3f} |")
-        print(f"\nlog-log slope of cost per step against bodies: {slope:.2f}; "
-              f"20 s at dt 1e-3 of the {rows[-1][1]}-body chain: about {rows[-1][2] * 20:.0f} s of CPU")
+        print("| four-bar loops | bodies | CPU per step [ms] | set-up per run [s] |")
+        print("|---|---|---|---|")
+        for n, nb, ms, setup in rows:
+            print(f"| {n} | {nb} | {ms:.4f} | {setup:.3f} |")
+        print(f"\nlog-log slope of cost per step against bodies: {slope:.2f}")
+        if not args.no_long_chain:
+            cpu, status = run_long_chain()
+            print(f"20 s at dt 1e-3 of the 81-body chain (every 100th step saved), whole run: {cpu:.1f} s of CPU "
+                  f"({status})")
         return
 
     t_lk, res = run_linkcli(args.repeat)

@@ -67,6 +67,8 @@ def test_a_driver_pushing_the_rocker_past_its_limit_stops_the_run_with_what_was_
         "m": {"joint": "O4", "type": "constant_speed", "speed": 30.0, "start": float(np.degrees(q0[3]))}}})
     r = simulate(mech, q0, np.zeros(4), t_end=5.0, dt=1e-3, every=10)
     assert r.status in ("diverged", "singular")
-    assert "t = 1.1" in r.message and "dt" in r.message
+    # at the toggle the step matrix is singular: the (banded) LU of the saddle-point matrix says
+    # so; Newton stalling near it says "diverged" and suggests a smaller dt -- either names the time
+    assert "t = 1.1" in r.message and ("dt" in r.message or "singular configuration" in r.message)
     assert 1.0 < r.t[-1] < 1.2 and len(r.t) == len(r.q) == len(r.reaction_force) == len(r.total)
     assert r.constraint_residual.max() <= 1e-10  # everything returned is a converged state

@@ -154,3 +154,20 @@ def test_import_walker_sees_relative_and_nested_imports(tmp_path):
     assert "linkcli.core.transforms" in imports_of(PACKAGE / "core" / "forward.py")
     # the package __init__ must stay light (the CLI imports it first)
     assert heavy_in(imports_of(PACKAGE / "__init__.py")) == []
+
+
+def test_singular_threshold_is_declared_once_and_sizes_have_distinct_names():
+    """Review finding 11: one SINGULAR_CONDITION (loop_closure) used by sweep, limits and
+    kinetostatics; the mechanism's size is `mechanism_size`, never `length_scale` (which is the
+    compiled mechanism's metres per file length unit)."""
+    import re
+
+    from linkcli.core import kinetostatics, limits, loop_closure, sweep
+
+    root = Path(__file__).resolve().parent.parent / "linkcli"
+    declared = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))
+                if re.search(r"^_?SINGULAR_CONDITION\s*=", p.read_text(encoding="utf-8"), re.M)]
+    assert declared == ["core/loop_closure.py"]
+    assert sweep.SINGULAR_CONDITION is limits.SINGULAR_CONDITION is kinetostatics.SINGULAR_CONDITION \
+        is loop_closure.SINGULAR_CONDITION
+    assert not hasattr(loop_closure, "length_scale") and callable(loop_closure.mechanism_size)

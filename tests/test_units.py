@@ -213,7 +213,7 @@ def test_a_length_for_a_revolute_joint_is_an_error(tmp_path):
                                                    "  c: {joint: pin, type: constant, value: 30 mm}\n")
     d = errors(tmp_path, text)[0]
     assert (d.line, d.key) == (line_of(text, "value: 30 mm"), "drivers.c.value")
-    assert "a length given for revolute joint 'pin', which takes a angle" in d.message
+    assert "a length given for revolute joint 'pin', which takes an angle" in d.message
 
 
 def test_files_without_unit_strings_do_not_import_pint():
@@ -384,3 +384,143 @@ def test_implausible_inertia_of_a_dh_row_uses_its_joint_distance(tmp_path):
     assert f"{50 / (2 * 0.45**2):.3g} m R^2" in w.message and "R = 0.45 m" in w.message
     plausible = text.replace("inertia: 50", "inertia: 0.135")  # m L^2 / 12 of a 0.9 m rod
     assert load(tmp_path, plausible, "ok.yaml").warnings == []
+
+
+# -- unit kinds of every joint variable (review finding 3) ----------------------------------------
+ONE_JOINT = """name: one joint
+kind: spatial
+units: {length: mm, angle: deg}
+links:
+  ground: {frames: {O: [0, 0, 0]}}
+  body: {frames: {O: [0, 0, 0]}}
+joints:
+  J: {type: TYPE, parent: ground.O, child: body.O, actuated: true LIMITS}
+base: ground
+"""
+
+# (joint type, each variable's kind in order): docs/format.md "Joint variables"
+VARIABLE_KINDS = [("revolute", ["angle"]), ("prismatic", ["length"]), ("cylindrical", ["angle", "length"]),
+                  ("universal", ["angle", "angle"]), ("spherical", ["angle", "angle", "angle"]),
+                  ("planar", ["length", "length", "angle"])]
+GOOD = {"angle": "'5 deg'", "length": "'5 mm'"}
+WRONG = {"angle": "'7 mm'", "length": "'7 deg'"}  # differs from GOOD: the column is found
+
+
+def one_joint(jtype: str, limits: str = "", extra: str = "") -> str:
+    return ONE_JOINT.replace("TYPE", jtype).replace(" LIMITS", f", limits: {limits}" if limits else "") + extra
+
+
+def _names(jtype: str, n: int) -> list[str]:
+    return ["J"] if n == 1 else [f"J.q{i + 1}" for i in range(n)]
+
+
+def test_variable_kinds_are_the_documented_ones():
+    """The checker's table is the one docs/format.md states ("Joint variables": `J.q1` angle, ...)."""
+    import re
+
+    from linkcli.model.checks import JOINT_VARIABLE_KINDS
+    doc = (REPO / "docs" / "format.md").read_text(encoding="utf-8")
+    documented = {}
+    for jtype, _ in VARIABLE_KINDS:
+        cell = re.search(rf"^\| `{jtype}` \| ([^|]*) \|", doc, re.M).group(1)
+        documented[jtype] = [kind for names, kind in re.findall(r"((?:`J[.q0-9]*`(?:, )?)+) (angle|length)", cell)
+                             for _ in range(names.count("`") // 2)]
+    assert documented == dict(VARIABLE_KINDS)
+    assert {t: list(k) for t, k in JOINT_VARIABLE_KINDS.items() if k} == dict(VARIABLE_KINDS)
+
+
+@pytest.mark.parametrize("jtype, kinds", VARIABLE_KINDS)
+def test_right_kinds_on_every_variable_pass(tmp_path, jtype, kinds):
+    names = _names(jtype, len(kinds))
+    lim = ", ".join(f"[-{GOOD[k]}, {GOOD[k]}]".replace("-'", "'-") for k in kinds)
+    limits = lim if len(kinds) == 1 else f"[{lim}]"
+    assembly = GOOD[kinds[0]] if len(kinds) == 1 else "[" + ", ".join(GOOD[k] for k in kinds) + "]"
+    sets = ", ".join(f"{n}: {GOOD[k]}" for n, k in zip(names, kinds, strict=True))
+    text = one_joint(jtype, limits, f"assembly: {{J: {assembly}}}\nanalysis: {{solve: {{set: {{{sets}}}}}}}\n")
+    m = load(tmp_path, text)
+    lo = m.model.joints["J"].limits
+    pairs = lo if isinstance(lo[0], list) else [lo]
+    for (a, b), k in zip(pairs, kinds, strict=True):  # file units: 5 mm -> 5, 5 deg -> 5
+        assert (a, b) == (-5.0, 5.0), (jtype, k)
+
+
+@pytest.mark.parametrize("jtype, kinds", VARIABLE_KINDS)
+@pytest.mark.parametrize("where", ["limits", "assembly", "solve.set", "sweep.from"])
+def test_wrong_kind_on_any_variable_is_an_error_at_its_line(tmp_path, jtype, kinds, where):
+    """Each variable in turn gets the other kind; the error names that variable and the kind it takes."""
+    names = _names(jtype, len(kinds))
+    for bad in range(len(kinds)):
+        vals = [WRONG[k] if i == bad else GOOD[k] for i, k in enumerate(kinds)]
+        # the column: a list element's own, a mapping value's key (the loader's convention)
+        limits, extra, fragment = "", "", vals[bad]
+        if where == "limits":
+            pairs = [f"[{v}, null]" for v in vals]
+            limits = pairs[0] if len(kinds) == 1 else "[" + ", ".join(pairs) + "]"
+            key = "joints.J.limits" + ("" if len(kinds) == 1 else f"[{bad}]") + "[0]"
+        elif where == "assembly":
+            extra = "assembly:\n  J: " + (vals[0] if len(kinds) == 1 else "[" + ", ".join(vals) + "]") + "\n"
+            key = "assembly.J" + ("" if len(kinds) == 1 else f"[{bad}]")
+            fragment = f"J: {vals[bad]}" if len(kinds) == 1 else vals[bad]
+        elif where == "solve.set":
+            extra = "analysis:\n  solve:\n    set:\n" + "".join(f"      {n}: {v}\n" for n, v in zip(names, vals,
+                                                                                                    strict=True))
+            key, fragment = f"analysis.solve.set.{names[bad]}", f"{names[bad]}: {vals[bad]}"
+        else:
+            extra = (f"analysis:\n  solve:\n    sweep:\n      {names[bad]}:\n        from: {vals[bad]}\n"
+                     f"        to: {GOOD[kinds[bad]]}\n        num: 3\n")
+            key, fragment = f"analysis.solve.sweep.{names[bad]}.from", f"from: {vals[bad]}"
+        text = one_joint(jtype, limits, extra)
+        diags = errors(tmp_path, text)
+        assert len(diags) == 1, (jtype, where, bad, [d.message for d in diags])
+        [d] = diags
+        want = kinds[bad]
+        assert d.key == key, (jtype, where, bad, d.key)
+        line = line_of(text, fragment)
+        assert d.line == line
+        assert d.col == text.splitlines()[line - 1].index(fragment) + 1, (jtype, where, bad)
+        other = "length" if want == "angle" else "angle"
+        assert f"Write {'an' if want == 'angle' else 'a'} {want}" in d.hint
+        assert f"a {other} given for" in d.message and f"which takes {'an' if want == 'angle' else 'a'} {want}" \
+            in d.message, d.message
+        if len(kinds) > 1:
+            assert f"variable '{names[bad]}' of {jtype} joint 'J'" in d.message
+
+
+def test_spherical_limits_in_mm_rejected_on_rssr(tmp_path):
+    """The reviewer's case: millimetre limits on a ball joint were used as degrees."""
+    text = (REPO / "mechanisms" / "rssr_spatial.yaml").read_text(encoding="utf-8").replace(
+        "A: {type: spherical, parent: crank.A, child: coupler.A}",
+        "A: {type: spherical, parent: crank.A, child: coupler.A, "
+        "limits: [['-5 mm', '5 mm'], [-90, 90], [-90, 90]]}")
+    diags = errors(tmp_path, text)
+    assert [d.key for d in diags] == ["joints.A.limits[0][0]", "joints.A.limits[0][1]"]
+    assert all("variable 'A.q1' of spherical joint 'A', which takes an angle" in d.message for d in diags)
+
+
+# -- the rule as the examples and docs state it (review finding 12) --------------------------------
+OLD_RULE = [r"per unit of the file's angle", r"times stiffer", r"stiffness (and damping )?(are|is) per",
+            r"per file (angle |length )?unit", r"in a degree file would"]
+
+
+def test_no_example_or_doc_states_the_old_per_file_unit_rule():
+    """Stiffness and damping never follow the file's units; no comment or page may say they do."""
+    import re
+    files = [*sorted((REPO / "mechanisms").rglob("*.yaml")), *sorted((REPO / "docs").glob("*.md")),
+             REPO / "README.md"]
+    found = [(f.name, i, line.strip()) for f in files
+             for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if any(re.search(p, line, re.I) for p in OLD_RULE)]
+    assert not found, found
+
+
+def test_motor_fourbar_comment_numbers_are_the_si_values():
+    """The comment's '87.27 N*m/deg' and '2.618 N*m*s/deg' are the file's 5e3 N m/rad and 150 N m s/rad
+    (tolerance: the comment rounds to 4 significant digits, i.e. 1e-4 relative)."""
+    from linkcli.model.units import TORSIONAL_DAMPING, TORSIONAL_STIFFNESS, convert
+    text = (REPO / "mechanisms" / "motor_fourbar.yaml").read_text(encoding="utf-8")
+    assert "'87.27 N*m/deg'" in text and "'2.618 N*m*s/deg'" in text
+    m = load_mechanism(REPO / "mechanisms" / "motor_fourbar.yaml").model
+    k, c = m.springs["return_spring"].stiffness, m.dampers["rocker_damper"].damping
+    assert convert("87.27 N*m/deg", TORSIONAL_STIFFNESS, {"angle": "rad"}) == pytest.approx(k, rel=1e-4)
+    assert convert("87.27 N*m/deg", TORSIONAL_STIFFNESS, {"angle": "deg"}) == pytest.approx(k, rel=1e-4)
+    assert convert("2.618 N*m*s/deg", TORSIONAL_DAMPING, {"angle": "deg"}) == pytest.approx(c, rel=1e-4)

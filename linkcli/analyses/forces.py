@@ -204,7 +204,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
         raise AnalysisInputError(str(exc)) from None
     # kinematic failures named as solve names them; toggles and unbalanced idle freedoms of
     # assembled points are `singular`
-    status_text = row_status(mech, path, res.status, res.residual, req.tol).astype(object)
+    status_text = row_status(mech, path, res.status).astype(object)
     status_text[(status_text == OK_TEXT) & (fr.status != ks.OK)] = SINGULAR_TEXT
     status_text = status_text.astype(str)
     messages = sweep_messages(mech, res, path, status_text) + list(fr.warnings)

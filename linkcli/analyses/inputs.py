@@ -121,10 +121,10 @@ def actuated_values(mech: CompiledMechanism, values: dict[str, float], option: s
 def check_joint_value(mech: CompiledMechanism, k: int, value_si: float, what: str) -> None:
     """AnalysisInputError when actuated variable ``k``'s value (SI) is not finite or too large
     for float64 to resolve to the solver's tolerance (:data:`linkcli.model.sizes.MAX_JOINT_MAGNITUDE`)."""
-    from ..core.loop_closure import length_scale
+    from ..core.loop_closure import mechanism_size
 
     i = mech.q_actuated[k]
-    problem = joint_value_problem(float(value_si), bool(mech.q_is_rotation[i]), length_scale(mech))
+    problem = joint_value_problem(float(value_si), bool(mech.q_is_rotation[i]), mechanism_size(mech))
     if problem:
         unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
         raise AnalysisInputError(f"{what} {unit} {problem}")

@@ -14,7 +14,16 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.forward import effector_pose, frame_positions, link_poses
-from ..core.limits import NO_CONFIGURATION, Limit, locate_limits, proven_unreachable, row_status
+from ..core.limits import (
+    NO_CONFIGURATION,
+    OK,
+    OUTSIDE_LIMITS,
+    Limit,
+    limit_violations,
+    locate_limits,
+    proven_unreachable,
+    row_status,
+)
 from ..core.loop_closure import Status
 from ..core.mechanism import CompiledMechanism
 from ..core.planar_metrics import fourbar_loops, grashof_class, input_angle, input_range, transmission_angle
@@ -104,16 +113,18 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
         table.add_angle(entity, "transmission", mu[o])
         table.metadata.setdefault("fourbar_loops", []).append(_fourbar_record(mech, loop, limits))
     status_text = row_status(mech, path, res.status)
+    outside = limit_violations(mech, path, res.q, ok, req.tol)
+    status_text[(status_text == OK) & outside.any(axis=1)] = OUTSIDE_LIMITS  # values kept: the user sees where
     table.add("", "status", "", status_text[o])
     for li, j in enumerate(mech.loop_joint):
         table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, li])
     table.add("", "condition", "", res.condition[o])
-    messages = (limit_warnings(mech, path, res.q, ok) + sweep_messages(mech, res, path, status_text, limits)
+    messages = (limit_warnings(mech, path, res.q, outside) + sweep_messages(mech, res, path, status_text, limits)
                 + limit_messages(mech, limits))
     table.metadata["events"] = messages
     table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
                                                                  strict=True)}
-    return SolveOutcome(table, int((~ok).sum()), messages)
+    return SolveOutcome(table, int((status_text != OK).sum()), messages)
 
 
 #: rows per block of the pose computations: link poses are (rows, n_links, 4, 4) arrays
@@ -296,27 +307,24 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
     return rec
 
 
-def limit_warnings(mech: CompiledMechanism, path: np.ndarray, q: np.ndarray, ok: np.ndarray) -> list[str]:
-    """Joint values outside their ``limits``: an input the user gave (``path`` (n, n_act) SI) or
-    a passive joint the solution puts there (``q`` (n, n_q) SI at solved points ``ok``). One
-    line per joint naming it, its limits and the first offending value (file units)."""
+def limit_warnings(mech: CompiledMechanism, path: np.ndarray, q: np.ndarray, outside: np.ndarray) -> list[str]:
+    """Joint values outside their ``limits`` (``outside`` (n, n_q) from
+    :func:`linkcli.core.limits.limit_violations`): an input the user gave (``path`` (n, n_act)
+    SI) or a passive joint the solution puts there (``q`` (n, n_q) SI). One line per joint
+    naming it, its limits and the first offending value (file units)."""
     out = []
     scale = np.where(mech.q_is_rotation, mech.angle_scale, mech.length_scale)
     unit = [mech.angle_unit if r else mech.length_unit for r in mech.q_is_rotation]
     full = np.array(q, dtype=float)
     full[:, mech.q_actuated] = path
-    rows = np.ones(len(full), dtype=bool)
     for i in range(mech.n_q):
         lo, hi = mech.q_lower[i], mech.q_upper[i]
-        if not (np.isfinite(lo) or np.isfinite(hi)):
-            continue
-        actuated = i in mech.q_actuated
-        v = full[:, i]
-        bad = np.flatnonzero((rows if actuated else ok) & ((v < lo) | (v > hi)))
+        bad = np.flatnonzero(outside[:, i])
         if len(bad) == 0:
             continue
-        what = "is given" if actuated else "is solved to"
+        v = full[:, i]
+        what = "is given" if i in mech.q_actuated else "is solved to"
+        count = f" ({len(bad)} of {len(v)} points: status {OUTSIDE_LIMITS})" if len(v) > 1 else ""
         out.append(f"joint variable {mech.q_names[i]} {what} {v[bad[0]] / scale[i]:.6g} {unit[i]}, outside its limits "
-                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}"
-                   + (f" ({len(bad)} of {len(v)} points)" if len(v) > 1 else ""))
+                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}{count}")
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .loop_closure import ConfigurationResult, Status, length_scale, passive_indices, solve_configuration
+from .loop_closure import ConfigurationResult, Status, mechanism_size, passive_indices, solve_configuration
 from .mechanism import CompiledMechanism
 
 
@@ -19,7 +19,7 @@ def _distance(mech: CompiledMechanism, q: np.ndarray, q_ref: np.ndarray) -> np.n
     """Distance (...,) between configurations: angles modulo 2 pi (rad), lengths relative to
     the mechanism size."""
     d = q - q_ref
-    d = np.where(mech.q_is_rotation, (d + np.pi) % (2 * np.pi) - np.pi, d / length_scale(mech))
+    d = np.where(mech.q_is_rotation, (d + np.pi) % (2 * np.pi) - np.pi, d / mechanism_size(mech))
     return np.linalg.norm(d, axis=-1)
 
 
@@ -39,7 +39,7 @@ def assemble(mech: CompiledMechanism, q_actuated: np.ndarray, q_estimate: np.nda
     passive = passive_indices(mech)
     rng = np.random.default_rng(seed)
     starts = np.tile(np.asarray(q_estimate, float), (restarts, 1))
-    spread = np.where(mech.q_is_rotation[passive], np.pi, length_scale(mech))
+    spread = np.where(mech.q_is_rotation[passive], np.pi, mechanism_size(mech))
     starts[:, passive] += rng.uniform(-1.0, 1.0, (restarts, len(passive))) * spread
     many = solve_configuration(mech, np.broadcast_to(q_actuated, (restarts, mech.n_actuated)), starts, tol=tol)
     ok = np.flatnonzero(many.status == Status.CONVERGED)

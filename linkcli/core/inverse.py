@@ -18,7 +18,7 @@ from . import transforms as tf
 from .assembly import nearest_turn
 from .forward import effector_pose
 from .jacobian import _point_jacobian
-from .loop_closure import constraints, length_scale
+from .loop_closure import constraints, mechanism_size
 from .mechanism import CompiledMechanism
 
 
@@ -80,7 +80,7 @@ def solve_ik(mech: CompiledMechanism, T_target: np.ndarray, q_guess: np.ndarray,
     tried = [best]
     while best.status != IKStatus.CONVERGED and n_restart < restarts:
         n_restart += 1
-        spread = np.where(mech.q_is_rotation, np.pi, 0.5 * length_scale(mech))
+        spread = np.where(mech.q_is_rotation, np.pi, 0.5 * mechanism_size(mech))
         trial = _attempt(mech, T_target, q_guess + rng.uniform(-1, 1, mech.n_q) * spread, rows, tol, max_iter)
         tried.append(trial)
         if (trial.status, _score(trial)) < (best.status, _score(best)):
@@ -100,7 +100,7 @@ def solve_ik(mech: CompiledMechanism, T_target: np.ndarray, q_guess: np.ndarray,
 
 def _task_weights(mech: CompiledMechanism, rows: np.ndarray) -> np.ndarray:
     """Task row weights: positions relative to the mechanism size, angles in rad."""
-    return np.where(rows < 3, 1.0 / length_scale(mech), 1.0)
+    return np.where(rows < 3, 1.0 / mechanism_size(mech), 1.0)
 
 
 def _task_norm(mech: CompiledMechanism, r: IKResult, rows: np.ndarray) -> float:
@@ -127,7 +127,7 @@ def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows
     still closes the loops."""
     from scipy.optimize import minimize
 
-    L = length_scale(mech)
+    L = mechanism_size(mech)
     w = _task_weights(mech, rows)
     scale = np.tile(np.array([1 / L, 1 / L, 1.0]) if mech.planar else np.array([1 / L] * 3 + [1.0] * 3), mech.n_loops)
 
@@ -163,7 +163,7 @@ def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
     """Equality-constrained Levenberg-Marquardt: each step minimises the linearised task error
     plus damping subject to the linearised loop closure (a KKT system, solved in least squares
     so redundant constraints are harmless). Steps that do not lower the merit are damped."""
-    L = length_scale(mech)
+    L = mechanism_size(mech)
     w_task = np.where(rows < 3, 1.0 / L, 1.0)
     q = np.clip(q, mech.q_lower, mech.q_upper)
     lam = 1e-3

@@ -47,7 +47,7 @@ from .dynamics.outputs import sample_outputs
 from .dynamics.structs import as_kernel
 from .forward import tree_kinematics
 from .jit import maybe_njit
-from .loop_closure import length_scale
+from .loop_closure import SINGULAR_CONDITION, mechanism_size  # size (m); one threshold
 from .mechanism import DRIVE_MOTION, CompiledMechanism, Profile
 from .velocity import (
     joint_accelerations,
@@ -59,11 +59,6 @@ from .velocity import (
 
 OK, NO_ASSEMBLY, SINGULAR = 0, 1, 2
 STATUS_NAMES = ("ok", "no_assembly", "singular")
-
-#: condition number of the kinematic partition above which a point counts as a toggle (dead
-#: centre): the same threshold as the sweep's ``singular_point`` events (sweep._SINGULAR_CONDITION)
-SINGULAR_CONDITION = 1e8
-
 
 @dataclass(frozen=True)
 class ExtraLoad:
@@ -207,7 +202,7 @@ class ForcesResult:
         ``power_input + power_applied - kinetic_rate`` is zero up to round-off.
     kinetic, potential (n,) J; residual (n,): largest |constraint row| (m or rad) at the point.
     balance_residual (n,) N: largest |G^T lambda - (Q - M a)| of the solve, moment components
-        divided by the mechanism size (m, :func:`linkcli.core.loop_closure.length_scale`).
+        divided by the mechanism size (m, :func:`linkcli.core.loop_closure.mechanism_size`).
     warnings: statically indeterminate (minimum-norm reactions) and the like.
     """
 
@@ -273,7 +268,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     n_rows, n_gen = model.ri.shape[0], v_gen.shape[1]
     G, Q = np.zeros((len(idx), n_rows, n_gen)), np.zeros((len(idx), n_gen))
     _rows_and_loads(as_kernel(model), bm.pos, bm.rot, np.ascontiguousarray(qs), v_gen, drv, G, Q)
-    lam, redundant, idle = _multipliers(model, G, Q - Ma, length_scale(dm))
+    lam, redundant, idle = _multipliers(model, G, Q - Ma, mechanism_size(dm))
     unbalanced = np.zeros(len(idx), bool)
     if idle:
         f = Q - Ma
@@ -306,7 +301,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         "kinetic": s.kinetic, "potential": s.potential, "residual": s.residual,
         # moments (N m) divided by the mechanism size: every component a force (N)
         "balance_residual": np.abs((np.einsum("nri,nr->ni", G, lam) - (Q - Ma))
-                                   * row_scaling(model, length_scale(dm))[1]).max(axis=1, initial=0.0)}
+                                   * row_scaling(model, mechanism_size(dm))[1]).max(axis=1, initial=0.0)}
     for name, value in fill.items():
         arr = getattr(out, name)
         arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)
@@ -638,7 +633,7 @@ def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> 
     """A magnitude (N m) of the torques the loads could exert on the mechanism: weights, spring
     forces at their free length plus the mechanism size, and constant loads, times the mechanism
     size (m); the yardstick for "the holding torque is zero everywhere"."""
-    L = length_scale(mech)
+    L = mechanism_size(mech)
     g = np.linalg.norm(mech.gravity if gravity is None else gravity)
     scale = float(np.sum(mech.link_mass) * g * L)
     scale += float(np.sum(mech.axial_stiffness * (np.abs(mech.axial_free_length) + L)) * L)
@@ -690,7 +685,7 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
         i = idx[0]
         return [Equilibrium(a_path[i].copy(), q_path[i].copy(), tau[0], K[0], "neutral everywhere", True, 0)]
     rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
-    max_step = np.where(rot, 0.2, 0.1 * length_scale(mech))
+    max_step = np.where(rot, 0.2, 0.1 * mechanism_size(mech))
 
     def assemble(a, guess):
         res = solve_configuration(mech, a[None], guess[None], tol=tol)

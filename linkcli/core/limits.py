@@ -20,7 +20,8 @@ Two questions the continuation of :mod:`linkcli.core.sweep` cannot answer by its
 Status vocabulary of a sweep row (:data:`ROW_STATUS`, written in the ``status`` column):
 ``ok``, ``no_configuration`` (proven: a loop cannot reach), ``not_converged`` (the solver found
 no configuration; none is proven not to exist), ``branch_jump`` (a configuration was found, but
-on another assembly branch than the one followed), ``singular``.
+on another assembly branch than the one followed), ``singular``, ``outside_limits`` (solved,
+but a joint variable is beyond its ``limits``: see :func:`limit_violations`).
 
 Everything is SI (m, rad); no I/O.
 """
@@ -33,17 +34,18 @@ import numpy as np
 
 from .forward import link_poses
 from .loop_closure import (
+    SINGULAR_CONDITION,
     Status,
     _residual_jacobian,
     condition_number,
-    length_scale,
+    mechanism_size,
     passive_indices,
     solve_configuration,
 )
 from .mechanism import FIXED, REVOLUTE, CompiledMechanism
 
-OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR = (
-    "ok", "no_configuration", "not_converged", "branch_jump", "singular")
+OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR, OUTSIDE_LIMITS = (
+    "ok", "no_configuration", "not_converged", "branch_jump", "singular", "outside_limits")
 #: every value of a sweep's ``status`` column, with its meaning (README "Statuses" repeats it)
 ROW_STATUS = {
     OK: "solved: the configuration closes every loop to the tolerance",
@@ -53,6 +55,8 @@ ROW_STATUS = {
                    "prismatic joints, or spatial loops)",
     BRANCH_JUMP: "a configuration was found, but on another assembly branch than the one followed",
     SINGULAR: "converged at a singular configuration",
+    OUTSIDE_LIMITS: "solved, but a joint variable is outside its `limits` (an input given beyond them, or a "
+                    "passive joint the solution puts there); the row keeps its values and counts as failed",
 }
 
 #: rounding allowance of the reach certificate, relative to the mechanism size: the sides are
@@ -153,7 +157,7 @@ def proven_unreachable(mech: CompiledMechanism, Q_act: np.ndarray) -> tuple[np.n
     filled = np.where(np.isnan(ex), -np.inf, ex)
     loop = filled.argmax(axis=1)
     worst = filled[np.arange(len(ex)), loop]
-    proven = worst > _REACH_MARGIN * length_scale(mech)
+    proven = worst > _REACH_MARGIN * mechanism_size(mech)
     return proven, np.where(proven, loop, -1), np.where(proven, worst, np.nan)
 
 
@@ -172,7 +176,26 @@ def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray) -
     if failed.any():
         proven, _, _ = proven_unreachable(mech, Q_act[failed])
         out[np.flatnonzero(failed)[proven]] = NO_CONFIGURATION
-    return out.astype(str)
+    # wide enough for every status: a caller may mark rows OUTSIDE_LIMITS without truncation
+    return out.astype(f"<U{max(map(len, ROW_STATUS))}")
+
+
+def limit_violations(mech: CompiledMechanism, Q_act: np.ndarray, q: np.ndarray, solved: np.ndarray,
+                     tol: float = 1e-10) -> np.ndarray:
+    """(n, n_q) bool: joint variable ``i`` of row ``k`` is outside ``[q_lower, q_upper]``.
+
+    Q_act (n, n_act) SI, the given inputs (judged on every row); q (n, n_q) SI, the solution
+    (passive variables judged only where ``solved``). A value within ``10 * tol`` (rad, or that
+    fraction of the mechanism size for lengths) of a limit is inside: grid inputs carry rounding
+    (~1e-15) and solved values the solver's tolerance, so a joint resting on its stop is not
+    called outside it."""
+    full = np.array(q, dtype=float)
+    full[:, mech.q_actuated] = Q_act
+    slack = 10 * tol * np.where(mech.q_is_rotation, 1.0, mechanism_size(mech))
+    outside = (full < mech.q_lower - slack) | (full > mech.q_upper + slack)
+    judged = np.broadcast_to(np.asarray(solved, dtype=bool)[:, None], outside.shape).copy()
+    judged[:, mech.q_actuated] = True
+    return outside & judged
 
 
 @dataclass(frozen=True)
@@ -196,8 +219,7 @@ class Limit:
     loop: int = -1
 
 
-#: condition number of J_p above which its determinant's sign is not trusted (as in sweep.py)
-_SINGULAR_CONDITION = 1e8
+#: above loop_closure.SINGULAR_CONDITION a determinant's sign is not trusted (as in sweep.py)
 
 #: ... and inside a bisection, where the sign itself is the question: a determinant is computed
 #: to a relative error of about condition * 1e-16, so its sign is sound below 1e13
@@ -302,7 +324,7 @@ def _branch_step(da: np.ndarray) -> np.ndarray:
 
 
 def _det_sign(mech: CompiledMechanism, q: np.ndarray, passive: np.ndarray,
-              max_condition: float = _SINGULAR_CONDITION) -> np.ndarray:
+              max_condition: float = SINGULAR_CONDITION) -> np.ndarray:
     """Sign (n,) of det J_p at configurations q (n, n_q); 0 where J_p's condition number
     exceeds ``max_condition``."""
     J = _residual_jacobian(mech, q)[1]

@@ -161,9 +161,18 @@ def loop_residual_norms(mech: CompiledMechanism, r: np.ndarray) -> np.ndarray:
         else np.zeros(r.shape[:-1] + (0,))
 
 
-def length_scale(mech: CompiledMechanism) -> float:
+#: condition number of the passive partition J_p above which a configuration counts as singular
+#: (a dead centre or branch point): the sweep's ``singular_point`` events and untrusted tangents,
+#: the limit finder's untrusted determinant signs, the force analysis's toggles -- one threshold.
+#: Scaled Jacobians (rows per mechanism size) put 1e8 eight decades above a well-conditioned
+#: mechanism (~1-100) and far below float64 rank loss (~1e16).
+SINGULAR_CONDITION = 1e8
+
+
+def mechanism_size(mech: CompiledMechanism) -> float:
     """Characteristic size (m) of the mechanism, for relative tolerances: the largest frame or
-    joint offset, at least 1e-3."""
+    joint offset, at least 1e-3. (Not ``mech.length_scale``, which is metres per file length
+    unit.)"""
     offsets = np.concatenate([mech.T_link_frame[:, :3, 3], mech.T_parent_joint[:, :3, 3],
                               mech.T_child_joint[:, :3, 3]]) if mech.n_joints else np.zeros((1, 3))
     return max(float(np.abs(offsets).max(initial=0.0)), 1e-3)
@@ -216,7 +225,7 @@ def solve_configuration(mech: CompiledMechanism, q_actuated: np.ndarray, q_guess
     Newton on the passive variables with the analytic Jacobian (least-squares / minimum-norm
     when the passive partition is not square), a backtracking line search, and a
     Levenberg-Marquardt damping fallback near singularities. Converged means every residual
-    component is below ``tol * length_scale(mech)`` (positions) / ``tol`` (angles).
+    component is below ``tol * mechanism_size(mech)`` (positions) / ``tol`` (angles).
 
     q_actuated (..., n_act) SI; q_guess (..., n_q) starting estimate (picks the assembly mode).
     """
@@ -281,7 +290,7 @@ def _solve_configuration(mech, q_actuated, q_guess, tol, max_iter):
 
 def _residual_scale(mech: CompiledMechanism) -> np.ndarray:
     """Per-component divisor making position residuals relative to the mechanism size."""
-    L = length_scale(mech)
+    L = mechanism_size(mech)
     per_loop = np.array([1 / L, 1 / L, 1.0]) if mech.planar else np.array([1 / L] * 3 + [1.0] * 3)
     return np.tile(per_loop, mech.n_loops)
 

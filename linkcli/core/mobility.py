@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .loop_closure import constraints, length_scale
+from .loop_closure import constraints, mechanism_size
 from .mechanism import CompiledMechanism
 
 
@@ -38,7 +38,7 @@ def mobility_report(mech: CompiledMechanism, q: np.ndarray, rtol: float = 1e-9) 
     J = constraints(mech, q).J
     if mech.n_constraints == 0:
         return MobilityReport(mech.n_q, 0, mech.n_q, 0, mech.n_q, 0, 0, np.zeros(0))
-    L = length_scale(mech)
+    L = mechanism_size(mech)
     per_loop = np.array([1 / L, 1 / L, 1.0]) if mech.planar else np.array([1 / L] * 3 + [1.0] * 3)
     Js = J * np.tile(per_loop, mech.n_loops)[:, None]
     s = np.linalg.svd(Js, compute_uv=False)

@@ -48,12 +48,13 @@ import numpy as np
 
 from .assembly import assemble
 from .loop_closure import (
+    SINGULAR_CONDITION,
     Status,
     _loop_plan,
     _residual_jacobian,
     _solve_configuration,
     condition_number,
-    length_scale,
+    mechanism_size,
     passive_indices,
     solve_configuration,
     tangent_map,
@@ -97,7 +98,7 @@ class SweepResult:
 def _input_step_limit(mech: CompiledMechanism, max_angle: float) -> np.ndarray:
     """Largest input change (per actuated variable) between coarse points: ``max_angle`` rad
     for rotations, the same fraction of the mechanism size for translations."""
-    L = length_scale(mech)
+    L = mechanism_size(mech)
     rot = mech.q_is_rotation[mech.q_actuated]
     return np.where(rot, max_angle, max_angle * L / 2)
 
@@ -137,9 +138,8 @@ def _tangent(mech, q):
 _MAX_DEPTH = 10  # step bisections of one continuation step
 
 
-#: condition number of J_p above which the tangent at a point is not trusted (a dead centre or
+#: above loop_closure.SINGULAR_CONDITION the tangent at a point is not trusted (a dead centre or
 #: branch point: the tangent map's pseudo-inverse picks an arbitrary direction there)
-_SINGULAR_CONDITION = 1e8
 
 
 def _predict(mech, a0, q0, a1, prev):
@@ -147,7 +147,7 @@ def _predict(mech, a0, q0, a1, prev):
     (nearly) singular and an earlier point ``prev = (a, q)`` on the branch is known, the secant
     through it, which carries the branch straight through a branch point."""
     J = _residual_jacobian(mech, q0)[1]
-    if prev is not None and condition_number(J[:, passive_indices(mech)]) > _SINGULAR_CONDITION:
+    if prev is not None and condition_number(J[:, passive_indices(mech)]) > SINGULAR_CONDITION:
         a_p, q_p = prev
         da = a0 - a_p
         scale = float(da @ (a1 - a0)) / float(da @ da) if float(da @ da) > 0 else 0.0
@@ -415,7 +415,7 @@ def _events(mech, status, residual, worst_loop, condition, det_sign) -> list[Swe
         crossings = {int(i) for i in flips} | {int(i) + 1 for i in flips}
     # points that sit on a singular configuration (a grid point exactly at a dead centre or
     # branch point: no sign change is seen there); one event per run of such points
-    near = ok & (condition > _SINGULAR_CONDITION)
+    near = ok & (condition > SINGULAR_CONDITION)
     starts = np.flatnonzero(near & ~np.r_[False, near[:-1]])
     events += [SweepEvent(int(i), "singular_point", -1, float(condition[i])) for i in starts if int(i) not in crossings]
     return events

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -32,8 +32,13 @@ VERLET_STABILITY = 2.0
 INERTIA_HIGH, INERTIA_LOW = 25.0, 1e-4
 
 PLANAR_JOINTS = ("fixed", "revolute", "prismatic", "planar")
-JOINT_NVARS = {"fixed": 0, "revolute": 1, "prismatic": 1, "cylindrical": 2, "universal": 2,
-               "spherical": 3, "planar": 3}
+#: what each joint variable measures, in order (see docs/format.md, "Joint variables"):
+#: cylindrical = rotation then slide along one axis; planar = slide x, slide y, turn about z
+JOINT_VARIABLE_KINDS: dict[str, tuple[str, ...]] = {
+    "fixed": (), "revolute": ("angle",), "prismatic": ("length",), "cylindrical": ("angle", "length"),
+    "universal": ("angle", "angle"), "spherical": ("angle", "angle", "angle"),
+    "planar": ("length", "length", "angle")}
+JOINT_NVARS = {jtype: len(kinds) for jtype, kinds in JOINT_VARIABLE_KINDS.items()}
 DRIVER_PARAMS = {"constant": ("value",), "constant_speed": ("speed",), "ramp": ("end", "t_end"),
                  "harmonic": ("amplitude", "frequency"), "table": ("t", "values")}
 
@@ -654,41 +659,69 @@ class Checker:
 
     def quantity_kinds(self) -> None:
         """Values written with units in fields that take a length or an angle (joint values,
-        driver values): the unit must suit the joint (and the driver's kind)."""
-        def check(path: tuple, value, joint: str | None, effort: bool = False) -> None:
+        limits, assembly estimates, analysis values, driver values): the unit must suit the
+        variable -- each variable of a multi-variable joint has its own kind
+        (:data:`JOINT_VARIABLE_KINDS`), and every element of a list or pair is checked."""
+        def check(path: tuple, value, joint: str | None, index: int = 0, effort: bool = False) -> None:
             if not isinstance(value, Given) or joint not in self.joints:
                 return
             jtype = self.joints[joint][0]
-            if jtype not in ("revolute", "prismatic"):
-                return
-            want = ({"revolute": "torque", "prismatic": "force"} if effort
-                    else {"revolute": "angle", "prismatic": "length"})[jtype]
+            kinds = JOINT_VARIABLE_KINDS.get(jtype, ())
+            if index >= len(kinds):
+                return  # a wrong count is reported by the shape checks
+            want = kinds[index]
+            if effort:
+                want = {"angle": "torque", "length": "force"}[want]
+            article = "an" if want == "angle" else "a"
             if value.kind != want:
+                variable = variable_names(joint, jtype)[index]
+                what = (f"variable '{variable}' of {jtype} joint '{joint}'" if len(kinds) > 1
+                        else f"{jtype} joint '{joint}'")
                 self.error(path, f"a {value.kind} given for {'a torque driver of ' if effort else ''}"
-                           f"{jtype} joint '{joint}', which takes a {want}",
-                           f"Write a {want} (e.g. '{_EXAMPLE[want]}').")
+                           f"{what}, which takes {article} {want}",
+                           f"Write {article} {want} (e.g. '{_EXAMPLE[want]}').")
+
+        var_joint = {v: (jn, k) for jn, (jt, _, _) in self.joints.items()
+                     for k, v in enumerate(variable_names(jn, jt))}
+
+        def check_var(path: tuple, value, variable: str, effort: bool = False) -> None:
+            jn, k = var_joint.get(variable, (None, 0))
+            check(path, value, jn, k, effort)
 
         for name, d in self.m.drivers.items():
             for key in ("value", "speed", "start", "end", "offset", "amplitude"):
-                check(("drivers", name, key), getattr(d, key), d.joint, d.kind == "torque")
+                check_var(("drivers", name, key), getattr(d, key), d.joint, d.kind == "torque")
             for k, v in enumerate(d.values or []):
-                check(("drivers", name, "values", k), v, d.joint, d.kind == "torque")
-        var_joint = {v: jn for jn, (jt, _, _) in self.joints.items() for v in variable_names(jn, jt)}
+                check_var(("drivers", name, "values", k), v, d.joint, d.kind == "torque")
         for key, value in self.m.assembly.items():
-            if not isinstance(value, list):
-                check(("assembly", key), value, var_joint.get(key))
+            if isinstance(value, list):  # J: [q1, q2, ...]
+                for k, v in enumerate(value):
+                    check(("assembly", key, k), v, key, k)
+            else:
+                check_var(("assembly", key), value, key)
         for section in ("solve", "simulate", "forces"):
             block = getattr(self.m.analysis, section)
             for field in ("set", "rates", "accelerations", "speed"):
                 for key, value in (getattr(block, field, None) or {}).items():
-                    check(("analysis", section, field, key), value, var_joint.get(key))
+                    for k, v in enumerate(value if isinstance(value, list) else [value]):
+                        check_var(("analysis", section, field, key) + ((k,) if isinstance(value, list) else ()),
+                                  v, key)
             for key, r in (getattr(block, "sweep", None) or {}).items():
                 for attr, yaml_key in (("from_", "from"), ("to", "to"), ("step", "step")):
-                    check(("analysis", section, "sweep", key, yaml_key), getattr(r, attr), var_joint.get(key))
-        for name, j in self.m.joints.items():
-            flat = j.limits if j.limits and not isinstance(j.limits[0], list) else []
-            for k, v in enumerate(flat):
-                check(("joints", name, "limits", k), v, name)
+                    check_var(("analysis", section, "sweep", key, yaml_key), getattr(r, attr), key)
+        limits: list[tuple[tuple, str, Any]] = [(("joints", name), name, j.limits)
+                                                for name, j in self.m.joints.items()]
+        if self.m.serial:
+            limits += [(("serial", "rows", i), dh_joint_name(row, i), row.limits)
+                       for i, row in enumerate(self.m.serial.rows)]
+        for path, name, lim in limits:
+            if not lim:
+                continue
+            pairs = lim if isinstance(lim[0], list) else [lim]
+            for k, pair in enumerate(pairs):
+                for side, v in enumerate(pair if isinstance(pair, list) else []):
+                    where = (k, side) if isinstance(lim[0], list) else (side,)
+                    check(path + ("limits",) + where, v, name, k)
 
     def run(self) -> list[Problem]:
         self.links_section()

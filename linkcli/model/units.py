@@ -81,7 +81,8 @@ class Dimension:
             return f"file length unit{per}"
         if self.follows == ("angle",):
             return f"file angle unit{per}"
-        text = f"file angle unit{per} (revolute) or length unit{per} (prismatic)"
+        text = (f"file angle unit{per} (revolute, and each angle variable of a multi-variable joint) or length "
+                f"unit{per} (prismatic, each length variable)")
         if self.efforts:
             text += "; torque drivers: N m (revolute) or N (prismatic)" + ("" if not self.per_s else " per s")
         return text

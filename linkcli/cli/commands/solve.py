@@ -82,7 +82,8 @@ def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, p
         if not quiet:
             echo_err(f"wrote {plot}")
     finish(outcome.n_failed, outcome.table.n, quiet=quiet, what="points",
-           first_failure=next((m for m in outcome.messages if m.startswith("cannot")), ""))
+           first_failure=next((m for m in outcome.messages if m.startswith("cannot")),
+                              next((m for m in outcome.messages if "outside its limits" in m), "")))
 
 
 def _check_plot(plot, plot_columns) -> list[str] | None:

@@ -155,13 +155,19 @@ def scatter_gradient(out, planar, body, coef, gx, gt):
 @maybe_njit
 def constraint_rows(m, rows, nrow, rot, JW, drv_val, g, G):
     """Values ``g[:nrow]`` and Jacobian ``G[:nrow]`` of the rows ``rows[:nrow]`` at the
-    configuration with joint geometry ``JW``."""
+    configuration with joint geometry ``JW``. Only the components of the row's two bodies are
+    written (O(1) per row, not O(n)): the other entries of ``G[r]`` must be zero, as they stay
+    when ``G`` starts zeroed and ``rows`` does not change (zero ``G`` when it does)."""
+    nd = 3 if m.planar else 6
     for r in range(nrow):
         i = rows[r]
         j = m.ri[i, R_JOINT]
         val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
         g[r] = val
-        G[r, :] = 0.0
+        for body in (m.ji[j, J_PA], m.ji[j, J_PB]):
+            if body >= 0:
+                for c in range(nd * body, nd * body + nd):
+                    G[r, c] = 0.0
         scatter_gradient(G[r], m.planar, m.ji[j, J_PA], 1.0, ga_x, ga_t)
         scatter_gradient(G[r], m.planar, m.ji[j, J_PB], 1.0, gb_x, gb_t)
 

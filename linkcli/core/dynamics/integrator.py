@@ -32,8 +32,13 @@ momentum residuals relative to the step's force impulses, constraint residuals r
 step's displacement, the update relative to both; at least one iteration. Neither the predictor
 nor the step matrices need the inverse of the mass matrix when a body has zero or tiny inertia
 (the full saddle-point matrix is factorised), so point masses and massless directions are legal
-whenever the constrained system is well posed. A step that fails or turns a body by more than
-``MAX_STEP_ROTATION`` is reported to the caller, which refines it (:mod:`.runner`).
+whenever the constrained system is well posed. Both steps' matrices are assembled directly in
+band storage, the unknowns (body components and active rows) in the reverse Cuthill-McKee order
+of :mod:`.ordering`, and factorised by LU with partial pivoting (:func:`.linalg.band_lu_factor`,
+which handles the zero diagonal blocks); a constraint row is touched only on its two bodies. For
+a chain of loops the bandwidth is constant, so a step costs O(N) (dense LU: O(N^3)). A step
+that fails or turns a body by more than ``MAX_STEP_ROTATION`` is reported to the caller, which
+refines it (:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -46,10 +51,11 @@ import numpy as np
 from ..jit import maybe_njit
 from .constraints import DRV_ANGLE, DRV_SLIDE, ROT_PERP, constraint_rows
 from .forces import applied_forces, damper_coordinates, damper_increment, load_work
-from .inertia import discrete_momentum, discrete_momentum_jacobian, mass_block, momentum, world_inertia
+from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
-from .layout import D_DRIVER, D_Q, N_GEOMETRY, R_DRV, R_KIND
-from .linalg import copy1, copy2, copy3, invert3, lu_factor, lu_solve, reorthonormalize, rotate_world, rotation_z
+from .layout import D_DRIVER, D_Q, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
+from .linalg import band_lu_factor, band_lu_solve, copy1, copy2, copy3, reorthonormalize, rotate_world, rotation_z
+from .ordering import kkt_order, kkt_pattern
 from .structs import Work
 
 OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE = 0, 1, 2, 3, 4
@@ -69,19 +75,39 @@ Out = namedtuple("Out", "pos rot ang vel omg q work")
 
 def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
     """State and scratch arrays of the kernels, starting from the given body state. ``rows``
-    (n_rows,) lists the active rows first."""
+    (n_rows,) lists the active rows first; call :func:`order_unknowns` with their number."""
     nb, n_rows, nj = m.b_mass.shape[0], m.ri.shape[0], m.ji.shape[0]
     n = (3 if m.planar else 6) * nb
     n_e = m.ei.shape[0]
     N = n + n_rows
+    order, bw = kkt_order(m)
     z = lambda *shape: np.zeros(shape)  # noqa: E731
     cp = lambda a: np.array(a, dtype=float, order="C", copy=True)  # noqa: E731
     return Work(
         rows=np.array(rows, dtype=np.int64), pos=cp(pos), rot=cp(rot), ang=cp(ang), vel=cp(vel), omg=cp(omg),
         q=cp(q), JW=z(nj, N_GEOMETRY, 3), Qf=z(n), G=z(n_rows, n), s=z(n_e), D=z(n_e, n),
         pos1=cp(pos), rot1=cp(rot), ang1=cp(ang), q1=cp(q), JW1=z(nj, N_GEOMETRY, 3), Qf1=z(n), G1=z(n_rows, n),
-        g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows), K=z(N, N),
-        piv=np.zeros(N, dtype=np.int64), rhs=z(N), S=z(3, 3, 3), Ai=z(nb, 4, 3), X=z(n_rows, n), y=z(n), acc=z(n))
+        g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows),
+        B=z(N, 3 * bw + 1), piv=np.zeros(N, dtype=np.int64), rhs=z(N), xb=z(N), S=z(3, 3, 3), y=z(n), acc=z(n),
+        order=order, kkt_pos=np.arange(N, dtype=np.int64), band=np.array([bw], dtype=np.int64))
+
+
+def order_unknowns(m, w, nrow: int) -> None:
+    """Set ``w.kkt_pos`` (position in the banded system of each unknown of the step: body
+    components, then the active rows ``w.rows[:nrow]``) and ``w.band[0]`` (its bandwidth) from
+    the model's ordering ``w.order``. Call after the active rows change."""
+    n = m.c_scale.shape[0]
+    nodes = np.r_[np.arange(n), n + np.asarray(w.rows[:nrow], dtype=np.int64)]
+    rank = np.empty(len(nodes), dtype=np.int64)
+    rank[np.argsort(w.order[nodes], kind="stable")] = np.arange(len(nodes))
+    w.kkt_pos[:] = np.arange(w.kkt_pos.shape[0])
+    w.kkt_pos[:len(nodes)] = rank
+    ii, jj = kkt_pattern(m)
+    where = np.full(n + m.ri.shape[0], -1, dtype=np.int64)
+    where[nodes] = rank
+    pi, pj = where[ii], where[jj]
+    keep = (pi >= 0) & (pj >= 0)
+    w.band[0] = int(np.abs(pi[keep] - pj[keep]).max()) if keep.any() else 0
 
 
 def make_out(m, n_save: int, n_q: int) -> Out:
@@ -164,10 +190,9 @@ def _residual(m, w, h, nrow, tol):
             w.r[i] += t
             f = m.c_scale[i]
             impulse = max(impulse, f * abs(t))
-    for i in range(n):  # G_k^T nu, by coordinate
-        t = 0.0
-        for r in range(nrow):
-            t += w.G[r, i] * w.nu[r]
+    _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)  # G_k^T nu
+    for i in range(n):
+        t = w.y[i]
         w.r[i] += t
         f = m.c_scale[i]
         impulse = max(impulse, f * abs(t))
@@ -243,56 +268,121 @@ def _update_ratio(m, w, h, nrow, tol):
 @maybe_njit
 def _newton_solve(m, w, h, nrow):
     """Solve the Newton system of step 1 for (position increment, nu increment) into
-    ``w.rhs``: by the constraint Schur complement when the model allows (``m.schur``), else by
-    LU of the whole matrix. Returns False when the matrix is singular."""
+    ``w.rhs`` (banded LU of the whole matrix). Returns False when the matrix is singular."""
     n = w.r.shape[0]
     for i in range(n):
         w.rhs[i] = -w.r[i]
-    if m.schur:
-        _step1_blocks(m, w, h)
-        for r in range(nrow):
-            w.g1[r] = -w.g1[r]  # right-hand side of the constraint rows (g1 is re-evaluated next)
-        return _schur_solve(m, w, nrow, w.G, w.G1, w.g1)
     _newton_matrix(m, w, h, nrow)
     for r in range(nrow):
         w.rhs[n + r] = -w.g1[r]
-    if lu_factor(w.K, n + nrow, w.piv) < SINGULAR_PIVOT:
-        return False
-    lu_solve(w.K, n + nrow, w.piv, w.rhs)
-    return True
+    return _band_solve(w, n + nrow)
 
 
 @maybe_njit
 def _newton_matrix(m, w, h, nrow):
-    """``w.K`` = Jacobian of (step-1 residual, constraints) by (position increment, nu):
-    ``[[A, G_k^T], [G(q_{k+1}), 0]]`` with ``A`` the mass blocks over h (spatial rotations: the
-    discrete-momentum Jacobian) plus the damper terms ``c/2 grad s_k grad s_{k+1}^T``."""
+    """Band storage ``w.B`` of the Jacobian of (step-1 residual, constraints) by (position
+    increment, nu): ``[[A, G_k^T], [G(q_{k+1}), 0]]`` with ``A`` the mass blocks over h (spatial
+    rotations: the discrete-momentum Jacobian) plus the damper terms
+    ``c/2 grad s_k grad s_{k+1}^T``."""
     n = w.r.shape[0]
-    N = n + nrow
-    K = w.K
-    for i in range(N):
-        for j in range(N):
-            K[i, j] = 0.0
+    B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
+    _clear_band(B, n + nrow, kl)
     for b in range(m.b_mass.shape[0]):
         if m.planar:
-            mass_block(m, b, w.rot1, K, 3 * b, 1.0 / h, w.S[0])
+            _band_add(B, pos, kl, 3 * b, 3 * b, m.b_mass[b] / h)
+            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b] / h)
+            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2] / h)
         else:
             for i in range(3):
-                K[6 * b + i, 6 * b + i] = m.b_mass[b] / h
-            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, w.S[2], w.S[0], w.S[1])
+                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.b_mass[b] / h)
+            S = w.S
+            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
             for i in range(3):
                 for j in range(3):
-                    K[6 * b + 3 + i, 6 * b + 3 + j] = w.S[2, i, j]
+                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[2, i, j])
+    if m.ei.shape[0]:
+        _damper_block(m, w.D, w.D1, B, pos, kl)
+    _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G, w.G1)
+
+
+@maybe_njit
+def _damper_block(m, D, D1, B, pos, kl):
+    """``B += c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at both
+    ends of the step; nonzero only on the components of the damper's two bodies, inside the band
+    by construction of the ordering)."""
+    n = D.shape[1]
     for e in range(m.ei.shape[0]):
         c = 0.5 * m.ec[e]
         for i in range(n):
-            if w.D[e, i] != 0.0:
+            if D[e, i] != 0.0:
                 for j in range(n):
-                    K[i, j] += c * w.D[e, i] * w.D1[e, j]
+                    if D1[e, j] != 0.0:
+                        _band_add(B, pos, kl, i, j, c * D[e, i] * D1[e, j])
+
+
+@maybe_njit
+def _rows_block(m, rows, B, pos, kl, n, nrow, GT, GB):
+    """Constraint blocks of the band matrix: column ``n + r`` holds ``GT[r]``, row ``n + r``
+    holds ``GB[r]`` (only the components of the two bodies of row ``rows[r]``)."""
+    nd = 3 if m.planar else 6
     for r in range(nrow):
-        for i in range(n):
-            K[i, n + r] = w.G[r, i]
-            K[n + r, i] = w.G1[r, i]
+        j = m.ri[rows[r], R_JOINT]
+        for side in range(2):
+            body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
+            if body < 0:
+                continue
+            for i in range(nd * body, nd * body + nd):
+                _band_add(B, pos, kl, i, n + r, GT[r, i])
+                _band_add(B, pos, kl, n + r, i, GB[r, i])
+
+
+@maybe_njit
+def _rows_transpose_times(m, w, G, x, nrow, out):
+    """``out = G[:nrow]^T x`` (n,), visiting only the components of each row's two bodies (the
+    other entries of a row are zero)."""
+    nd = 3 if m.planar else 6
+    rows = w.rows
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    for r in range(nrow):
+        j = m.ri[rows[r], R_JOINT]
+        for side in range(2):
+            body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
+            if body < 0:
+                continue
+            for i in range(nd * body, nd * body + nd):
+                out[i] += G[r, i] * x[r]
+
+
+@maybe_njit
+def _clear_band(B, N, kl):
+    """Zero the band storage of an N x N step matrix (fill columns included)."""
+    for i in range(N):
+        for c in range(3 * kl + 1):
+            B[i, c] = 0.0
+
+
+@maybe_njit(inline=True)
+def _band_add(B, pos, kl, i, j, v):
+    """Entry (i, j) of the step matrix (unknowns in the kernels' order) += v, stored at the
+    positions ``pos`` (``w.kkt_pos``) of the bandwidth-reducing order."""
+    pi = pos[i]
+    B[pi, pos[j] - pi + kl] += v
+
+
+@maybe_njit
+def _band_solve(w, N):
+    """Solve the band system in ``w.B`` for the right-hand side ``w.rhs[:N]`` (kernels' order),
+    in place. Returns False when the matrix is singular."""
+    xb, pos, rhs, kl = w.xb, w.kkt_pos, w.rhs, w.band[0]
+    for u in range(N):
+        xb[pos[u]] = rhs[u]
+    if band_lu_factor(w.B, N, kl, w.piv) < SINGULAR_PIVOT:
+        return False
+    band_lu_solve(w.B, N, kl, w.piv, xb)
+    for u in range(N):
+        rhs[u] = xb[pos[u]]
+    return True
 
 
 @maybe_njit
@@ -352,81 +442,6 @@ def position_step(m, w, nrow, h, drv1, tol, max_iter):
     return DIVERGED, max_iter, ratio
 
 
-# --- block-diagonal solves ------------------------------------------------------------------------
-@maybe_njit
-def _step1_blocks(m, w, h):
-    """``w.Ai`` <- inverse body blocks of the step-1 matrix: ``h/m`` for translations, ``h/Izz``
-    (planar) or the inverse of the discrete-momentum Jacobian (spatial) for rotations."""
-    for b in range(m.b_mass.shape[0]):
-        w.Ai[b, 0, 0] = h / m.b_mass[b]
-        if m.planar:
-            w.Ai[b, 1, 0] = h / m.b_inertia[b, 2, 2]
-        else:
-            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, w.S[2], w.S[0], w.S[1])
-            invert3(w.S[2], w.Ai[b, 1:])
-
-
-@maybe_njit
-def _mass_inverse_blocks(m, w):
-    """``w.Ai`` <- inverse body blocks of the mass matrix at ``rot1``: ``1/m``, ``1/Izz`` or
-    ``R J^-1 R^T``."""
-    for b in range(m.b_mass.shape[0]):
-        w.Ai[b, 0, 0] = 1.0 / m.b_mass[b]
-        if m.planar:
-            w.Ai[b, 1, 0] = 1.0 / m.b_inertia[b, 2, 2]
-        else:
-            world_inertia(m.b_inertia[b], w.rot1[b], w.S[2])
-            invert3(w.S[2], w.Ai[b, 1:])
-
-
-@maybe_njit(inline=True)
-def _apply_blocks(m, Ai, v, out):
-    """``out = A^-1 v`` (n,) for the block-diagonal inverse ``Ai`` of :func:`_step1_blocks`."""
-    for b in range(m.b_mass.shape[0]):
-        if m.planar:
-            out[3 * b] = Ai[b, 0, 0] * v[3 * b]
-            out[3 * b + 1] = Ai[b, 0, 0] * v[3 * b + 1]
-            out[3 * b + 2] = Ai[b, 1, 0] * v[3 * b + 2]
-        else:
-            o = 6 * b
-            for i in range(3):
-                out[o + i] = Ai[b, 0, 0] * v[o + i]
-                out[o + 3 + i] = Ai[b, 1 + i, 0] * v[o + 3] + Ai[b, 1 + i, 1] * v[o + 4] + Ai[b, 1 + i, 2] * v[o + 5]
-
-
-@maybe_njit
-def _schur_solve(m, w, nrow, GT, GB, c):
-    """Solve ``[[A, GT^T], [GB, 0]] [x; z] = [a; c]`` for block-diagonal ``A`` (inverse blocks
-    in ``w.Ai``) through ``(GB A^-1 GT^T) z = GB A^-1 a - c``, ``x = A^-1 a - (A^-1 GT^T) z``;
-    ``a`` is ``w.rhs[:n]`` on entry, the solution (x, then z) is left in ``w.rhs``. Returns
-    False when the Schur complement is singular."""
-    X, K, y, rhs = w.X, w.K, w.y, w.rhs  # local names: loads hoisted out of the loops
-    n = w.r.shape[0]
-    _apply_blocks(m, w.Ai, rhs, y)
-    for r in range(nrow):
-        _apply_blocks(m, w.Ai, GT[r], X[r])
-    for r1 in range(nrow):
-        s = 0.0
-        for i in range(n):
-            s += GB[r1, i] * y[i]
-        rhs[n + r1] = s - c[r1]
-        for r2 in range(nrow):
-            t = 0.0
-            for i in range(n):
-                t += GB[r1, i] * X[r2, i]
-            K[r1, r2] = t
-    if lu_factor(K, nrow, w.piv) < SINGULAR_PIVOT:
-        return False
-    z = rhs[n:]
-    lu_solve(K, nrow, w.piv, z)
-    for i in range(n):
-        t = y[i]
-        for r in range(nrow):
-            t -= X[r, i] * z[r]
-        rhs[i] = t
-    return True
-
-
 # --- step 2: velocities ---------------------------------------------------------------------------
 @maybe_njit
 def _half_momentum(m, w, nrow):
@@ -436,9 +451,9 @@ def _half_momentum(m, w, nrow):
         coef = -0.5 * m.ec[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             w.P[i] += coef * w.D[e, i]
-    for r in range(nrow):
-        for i in range(n):
-            w.P[i] -= w.G[r, i] * w.nu[r]
+    _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)
+    for i in range(n):
+        w.P[i] -= w.y[i]
 
 
 @maybe_njit
@@ -457,11 +472,7 @@ def velocity_step(m, w, nrow, h, rate1):
         i_row = w.rows[r]
         kind = m.ri[i_row, R_KIND]
         w.g1[r] = rate1[m.ri[i_row, R_DRV]] if (kind == DRV_ANGLE or kind == DRV_SLIDE) else 0.0
-    if m.schur:
-        _mass_inverse_blocks(m, w)
-        if not _schur_solve(m, w, nrow, w.G1, w.G1, w.g1):
-            return False
-    elif not _kkt_solve(m, w, nrow):
+    if not _kkt_solve(m, w, nrow):
         return False
     for b in range(m.b_mass.shape[0]):  # the velocity change over h: the next predictor's acceleration
         if m.planar:
@@ -487,25 +498,28 @@ def velocity_step(m, w, nrow, h, rate1):
 
 @maybe_njit
 def _kkt_solve(m, w, nrow):
-    """LU solve of ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into ``w.rhs``."""
+    """Banded LU solve of ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into
+    ``w.rhs``."""
     n = w.P.shape[0]
-    N = n + nrow
-    K = w.K
-    for i in range(N):
-        for j in range(N):
-            K[i, j] = 0.0
-    nd = 3 if m.planar else 6
+    B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
+    _clear_band(B, n + nrow, kl)
     for b in range(m.b_mass.shape[0]):
-        mass_block(m, b, w.rot1, K, nd * b, 1.0, w.S[0])
+        if m.planar:
+            _band_add(B, pos, kl, 3 * b, 3 * b, m.b_mass[b])
+            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b])
+            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2])
+        else:
+            for i in range(3):
+                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.b_mass[b])
+            S = w.S
+            world_inertia(m.b_inertia[b], w.rot1[b], S[0])
+            for i in range(3):
+                for j in range(3):
+                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[0, i, j])
+    _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G1, w.G1)
     for r in range(nrow):
-        for i in range(n):
-            K[i, n + r] = w.G1[r, i]
-            K[n + r, i] = w.G1[r, i]
         w.rhs[n + r] = w.g1[r]
-    if lu_factor(K, N, w.piv) < SINGULAR_PIVOT:
-        return False
-    lu_solve(K, N, w.piv, w.rhs)
-    return True
+    return _band_solve(w, n + nrow)
 
 
 # --- one full step --------------------------------------------------------------------------------
@@ -520,6 +534,21 @@ def refresh(m, w, nrow, drv_val):
 
 
 @maybe_njit
+def _copy_row_blocks(m, w, dst, src):
+    """``dst[r] = src[r]`` on the components of each row's two bodies, the only nonzero ones of
+    both (O(rows), where copying the dense rows is O(rows x n))."""
+    nd = 3 if m.planar else 6
+    rows = w.rows
+    for r in range(dst.shape[0]):
+        j = m.ri[rows[r], R_JOINT]
+        for side in range(2):
+            body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
+            if body >= 0:
+                for i in range(nd * body, nd * body + nd):
+                    dst[r, i] = src[r, i]
+
+
+@maybe_njit
 def _commit(m, w):
     copy2(w.pos, w.pos1)
     copy3(w.rot, w.rot1)
@@ -527,7 +556,7 @@ def _commit(m, w):
     copy1(w.q, w.q1)
     copy3(w.JW, w.JW1)
     copy1(w.Qf, w.Qf1)
-    copy2(w.G, w.G1)
+    _copy_row_blocks(m, w, w.G, w.G1)
     copy1(w.s, w.s1)
     copy2(w.D, w.D1)
     if not m.planar:

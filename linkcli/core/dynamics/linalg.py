@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..jit import maybe_njit
 
 
@@ -229,3 +231,81 @@ def lu_solve(A, n, piv, b):
         for j in range(i + 1, n):
             s -= A[i, j] * b[j]
         b[i] = s / A[i, i]
+
+
+# --- banded LU (the step's saddle-point matrices in a bandwidth-reducing order) ----------------------
+# Storage (row-wise, as LAPACK gbtrf by rows): entry (i, j) of an N x N matrix with lower and upper
+# bandwidth ``kl`` is ``B[i, j - i + kl]``, ``|j - i| <= kl``; the columns up to ``3 kl + 1`` leave
+# room for the fill of partial pivoting (the upper bandwidth of U grows to ``2 kl``). The cost is
+# O(N kl^2) instead of O(N^3); with ``kl = N - 1`` it is the dense LU. Hand-written because the
+# step kernels are compiled (numba cannot call LAPACK's gbtrf/gbtrs from nopython code without
+# per-call arrays; scipy.linalg.solve_banded does not keep the factors and allocates).
+@maybe_njit
+def band_lu_factor(B, N, kl, piv):
+    """In-place LU with partial pivoting of the band matrix ``B`` (see above) of order ``N``;
+    L is kept as the sequence of Gauss transforms (row interchanges ``piv`` applied in turn,
+    as gbtrf). Returns the smallest ``|pivot| / max|entry|`` (0.0 when exactly singular, 1.0 for
+    an empty matrix)."""
+    if N == 0:
+        return 1.0
+    amax = 0.0
+    for i in range(N):
+        for c in range(2 * kl + 1):
+            v = abs(B[i, c])
+            if v > amax:
+                amax = v
+    if amax == 0.0:
+        return 0.0
+    worst = 1.0
+    cols = np.empty(2 * kl + 1, dtype=np.int64)
+    ju = 0  # last column reached by U so far (as gbtrf): no row from k on has entries beyond it
+    for k in range(N):
+        last = min(N - 1, k + kl)
+        p = k
+        best = abs(B[k, kl])
+        for i in range(k + 1, last + 1):
+            v = abs(B[i, k - i + kl])
+            if v > best:
+                best, p = v, i
+        piv[k] = p
+        if best == 0.0:
+            return 0.0
+        if best / amax < worst:
+            worst = best / amax
+        ju = max(ju, min(N - 1, p + kl))
+        right = ju  # the pivot row (either of the swapped rows) has no entry beyond ju
+        if p != k:
+            for j in range(k, right + 1):
+                B[k, j - k + kl], B[p, j - p + kl] = B[p, j - p + kl], B[k, j - k + kl]
+        inv = 1.0 / B[k, kl]
+        nz = 0  # the nonzero columns of the pivot row (rows of a saddle-point matrix are sparse)
+        for j in range(k + 1, right + 1):
+            if B[k, j - k + kl] != 0.0:
+                cols[nz] = j
+                nz += 1
+        for i in range(k + 1, last + 1):
+            f = B[i, k - i + kl] * inv
+            B[i, k - i + kl] = f
+            if f != 0.0:
+                for c in range(nz):
+                    j = cols[c]
+                    B[i, j - i + kl] -= f * B[k, j - k + kl]
+    return worst
+
+
+@maybe_njit
+def band_lu_solve(B, N, kl, piv, b):
+    """Solve in place ``A x = b`` (``b[:N]`` overwritten) with the factors of :func:`band_lu_factor`."""
+    for k in range(N):
+        p = piv[k]
+        if p != k:
+            b[k], b[p] = b[p], b[k]
+        t = b[k]
+        if t != 0.0:
+            for i in range(k + 1, min(N - 1, k + kl) + 1):
+                b[i] -= B[i, k - i + kl] * t
+    for k in range(N - 1, -1, -1):
+        s = b[k]
+        for j in range(k + 1, min(N - 1, k + 2 * kl) + 1):
+            s -= B[k, j - k + kl] * b[j]
+        b[k] = s / B[k, kl]

@@ -30,11 +30,8 @@ li, lv       (n_l,), (n_l, 3, 3)  constant loads: body; (L_POINT rel. CG body ax
                                   L_TORQUE N m) world
 di           (n_d, 4)             torque drivers: D_JOINT, D_Q, D_DRIVER (profile column), D_ROT
 ei, ec       (n_e, 2), (n_e,)     dampers: (E_KIND axial/torsional, E_INDEX element), damping
-length       float                m, size of the mechanism (loop_closure.length_scale)
+length       float                m, size of the mechanism (loop_closure.mechanism_size)
 f_scale      float                N, force typical of the loads (weights, springs, loads)
-schur        int                  1 when every body block is invertible and there are no dampers: the
-                                  integrator then solves its step matrices by the constraint Schur
-                                  complement (block-diagonal mass), else by LU of the whole matrix
 ===========  ===================  =====================================================================
 """
 
@@ -42,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..loop_closure import length_scale
+from ..loop_closure import mechanism_size
 from ..mechanism import DRIVE_TORQUE, CompiledMechanism
 from .bodies import body_links
 from .constraints import perpendiculars, row_table
@@ -65,17 +62,16 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     _, link_body = body_links(mech)
     planar = bool(mech.planar)
     fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia,
-                  c_scale=_c_scale(planar, len(mass), length_scale(mech)),
+                  c_scale=_c_scale(planar, len(mass), mechanism_size(mech)),
                   gravity=mech.gravity, q_axis=mech.q_axis, q_rot=mech.q_is_rotation)
     fields.update(_joints(mech, link_body))
     rows = row_table(mech, joint_axes(mech))
     fields.update(ri=np.column_stack([rows["kind"], rows["joint"], rows["driver"]]).reshape(-1, 3),
                   rv=np.stack([rows["u"], rows["w"]], axis=1).reshape(-1, 2, 3))
     fields.update(_elements(mech, link_body))
-    size = length_scale(mech)
-    fields["schur"] = int(_block_diagonal_invertible(mass, inertia, planar, size) and len(fields["ec"]) == 0)
+    size = mechanism_size(mech)
     fields.update(length=float(size), f_scale=_force_scale(mech, mass, size))
-    scalars = ("planar", "schur", "length", "f_scale")
+    scalars = ("planar", "length", "f_scale")
     return DynModel(**{k: v if k in scalars else _kernel_array(v) for k, v in fields.items()})
 
 
@@ -93,23 +89,6 @@ def _force_scale(mech, mass, size) -> float:
     f += float(np.sum(np.linalg.norm(mech.load_torque[loads], axis=-1))) / size
     return f
 
-
-SCHUR_MAX_CONDITION = 1e4  # largest/smallest principal moment of a body solved by its inverse
-
-
-def _block_diagonal_invertible(mass, inertia, planar, size) -> bool:
-    """Every body has a positive mass and a well-conditioned rotational inertia (planar: Izz
-    at least ``m (size / SCHUR_MAX_CONDITION)^2``, the inertia of a ring of radius size/1e4;
-    spatial: principal moments within a factor ``SCHUR_MAX_CONDITION``, a regularised rod is
-    not), so the step matrices can be solved through their constraint Schur complement;
-    otherwise (zero or tiny inertia, a point mass) the integrator solves the full saddle-point
-    system, which needs no inverse of the mass matrix."""
-    if np.any(mass <= 0):
-        return False
-    if planar:
-        return bool(np.all(inertia[:, 2, 2] > mass * (size / SCHUR_MAX_CONDITION) ** 2))
-    eig = np.linalg.eigvalsh(inertia)
-    return bool(np.all(eig[:, 0] * SCHUR_MAX_CONDITION > eig[:, 2]) and np.all(eig[:, 0] > 0))
 
 
 def _c_scale(planar, n_bodies, length) -> np.ndarray:

@@ -30,8 +30,11 @@ from .forces import applied_forces, damper_coordinates
 from .inertia import mass_block
 from .kinematics import direction, joint_geometry
 from .layout import G_A1, G_A2, G_AX, G_B1, G_OA, G_OB, G_SA, G_SB, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
-from .linalg import add, cross, dot, lu_factor, lu_solve, row3, sub
+from .linalg import add, band_lu_factor, band_lu_solve, cross, dot, row3, sub
+from .ordering import kkt_order
 from .structs import as_kernel
+
+SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 
 SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 
@@ -134,11 +137,13 @@ def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S
 
 
 @maybe_njit
-def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam, solve):
+def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam, solve, order, kl):
     """For every saved state: build the saddle-point system scaled by ``sx`` (N,) on both
-    sides; with ``solve`` LU-solve it and write the multipliers (unscaled) into ``lam``
-    (n_s, n_rows) (NaN where singular), else store the scaled systems in ``K_all`` (n_s, N, N)
-    and ``rhs_all`` (n_s, N) for a minimum-norm solve by the caller."""
+    sides; with ``solve`` LU-solve it (banded LU in the ordering ``order`` (N,), the position
+    of each unknown, with bandwidth ``kl``: see integrator.kkt_pattern) and write the
+    multipliers (unscaled) into ``lam`` (n_s, n_rows) (NaN where singular), else store the
+    scaled systems in ``K_all`` (n_s, N, N) and ``rhs_all`` (n_s, N) for a minimum-norm solve by
+    the caller."""
     nb, n_rows, n_e = m.b_mass.shape[0], m.ri.shape[0], m.ei.shape[0]
     n = (3 if m.planar else 6) * nb
     N = n + n_rows
@@ -147,6 +152,7 @@ def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam,
     sd, D = np.zeros(n_e), np.zeros((n_e, n))
     S, v = np.zeros((3, 3)), np.zeros(n)
     K, rhs, piv = np.zeros((N, N)), np.zeros(N), np.zeros(N, dtype=np.int64)
+    B, xb = np.zeros((N if solve else 0, 3 * kl + 1)), np.zeros(N)
     rows = np.arange(n_rows)
     for k in range(pos.shape[0]):
         _build(m, pos[k], rot[k], vel[k], omg[k], q[k], drv[k], drv_acc[k], K, rhs, JW, g, G, Q, sd, D, S, v, rows)
@@ -160,13 +166,20 @@ def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam,
                 for j in range(N):
                     K_all[k, i, j] = K[i, j]
             continue
-        if lu_factor(K, N, piv) < SINGULAR_PIVOT:
+        B[:, :] = 0.0
+        for i in range(N):
+            p = order[i]
+            xb[p] = rhs[i]
+            for j in range(N):
+                if K[i, j] != 0.0:
+                    B[p, order[j] - p + kl] = K[i, j]
+        if band_lu_factor(B, N, kl, piv) < SINGULAR_PIVOT:
             for r in range(n_rows):
                 lam[k, r] = np.nan
             continue
-        lu_solve(K, N, piv, rhs)
+        band_lu_solve(B, N, kl, piv, xb)
         for r in range(n_rows):
-            lam[k, r] = rhs[n + r] * sx[n + r]
+            lam[k, r] = xb[order[n + r]] * sx[n + r]
 
 
 def node_multipliers(m, pos, rot, vel, omg, q, drv, drv_acc, row_scale, col_scale, redundant: bool,
@@ -184,13 +197,14 @@ def node_multipliers(m, pos, rot, vel, omg, q, drv, drv_acc, row_scale, col_scal
     lam = np.full((len(pos), n_rows), np.nan)
     args = [np.ascontiguousarray(a, dtype=float) for a in (pos, rot, vel, omg, q, drv, drv_acc)]
     if not redundant:
-        solve_nodes(km, *args, sx, np.zeros((1, N, N)), np.zeros((1, N)), lam, True)
+        order, kl = kkt_order(m)
+        solve_nodes(km, *args, sx, np.zeros((1, N, N)), np.zeros((1, N)), lam, True, order, kl)
         return lam
     for a in range(0, len(pos), chunk):
         sl = slice(a, a + chunk)
         ns = len(pos[sl])
         K, rhs = np.zeros((ns, N, N)), np.zeros((ns, N))
-        solve_nodes(km, *(x[sl] for x in args), sx, K, rhs, lam[sl], False)
+        solve_nodes(km, *(x[sl] for x in args), sx, K, rhs, lam[sl], False, np.arange(N), 0)
         sol = np.einsum("sij,sj->si", np.linalg.pinv(K, rcond=1e-10), rhs)
         lam[sl] = sol[:, N - n_rows:] * row_scale[None, :]
     return lam

@@ -176,6 +176,9 @@ def _reselect(setup, w, nrow, k):
         return None
     w.rows[:len(rows)] = rows
     w.nu[:] = 0.0
+    w.G[:] = 0.0  # constraint_rows writes only the blocks of each row's bodies
+    w.G1[:] = 0.0
+    it.order_unknowns(model, w, len(rows))
     it.refresh(setup.km, setup.wk, len(rows), setup.drv[k + 1])
     setup.redundant = setup.redundant or len(rows) < model.ri.shape[0]
     setup.warnings.append(f"t = {k * setup.h:.6g} s: the constraint rank changed; {len(rows)} independent "

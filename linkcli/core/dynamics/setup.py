@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..loop_closure import length_scale
+from ..loop_closure import mechanism_size
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
@@ -62,7 +62,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
     mass, inertia = inertial_properties(mech)
-    size = length_scale(mech)
+    size = mechanism_size(mech)
     warnings: list[str] = []
     model = build_model(mech, mass, inertia)
     row_scale, col_scale = row_scaling(model, size)
@@ -76,6 +76,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     n_rows = model.ri.shape[0]
     w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
+    it.order_unknowns(model, w, len(rows))
     km, wk = as_kernel(model), as_kernel(w)
     joint_geometry(km, w.pos, w.rot, w.JW)
     joint_variables(km, w.pos, w.rot, w.JW, q0, w.q, w.S[0])

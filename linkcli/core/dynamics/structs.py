@@ -20,14 +20,14 @@ from ..jit import jit_enabled
 _MODEL_SPEC = dict(planar=("i", 0), b_mass=("f", 1), b_inertia=("f", 3), c_scale=("f", 1), gravity=("f", 1),
                    ji=("i", 2), jv=("f", 3), jm=("f", 4), q_axis=("f", 2), q_rot=("i", 1), ri=("i", 2),
                    rv=("f", 3), ai=("i", 2), av=("f", 3), ap=("f", 2), ti=("i", 2), tp=("f", 2), li=("i", 1),
-                   lv=("f", 3), di=("i", 2), ei=("i", 2), ec=("f", 1), schur=("i", 0),
+                   lv=("f", 3), di=("i", 2), ei=("i", 2), ec=("f", 1),
                    length=("f", 0), f_scale=("f", 0))
 _WORK_SPEC = dict(rows=("i", 1), pos=("f", 2), rot=("f", 3), ang=("f", 1), vel=("f", 2), omg=("f", 2),
                   q=("f", 1), JW=("f", 3), Qf=("f", 1), G=("f", 2), s=("f", 1), D=("f", 2), pos1=("f", 2),
                   rot1=("f", 3), ang1=("f", 1), q1=("f", 1), JW1=("f", 3), Qf1=("f", 1), G1=("f", 2),
                   g1=("f", 1), s1=("f", 1), D1=("f", 2), P=("f", 1), r=("f", 1), nu=("f", 1), nu2=("f", 1),
-                  K=("f", 2), piv=("i", 1), rhs=("f", 1), S=("f", 3), Ai=("f", 3), X=("f", 2), y=("f", 1),
-                  acc=("f", 1))
+                  B=("f", 2), piv=("i", 1), rhs=("f", 1), xb=("f", 1), S=("f", 3), y=("f", 1),
+                  acc=("f", 1), order=("i", 1), kkt_pos=("i", 1), band=("i", 1))
 
 DynModel = namedtuple("DynModel", tuple(_MODEL_SPEC))
 Work = namedtuple("Work", tuple(_WORK_SPEC))
@@ -68,7 +68,7 @@ if jit_enabled():
         s.planar, s.b_mass, s.b_inertia, s.c_scale, s.gravity = t.planar, t.b_mass, t.b_inertia, t.c_scale, t.gravity
         s.ji, s.jv, s.jm, s.q_axis, s.q_rot = t.ji, t.jv, t.jm, t.q_axis, t.q_rot
         s.ri, s.rv, s.ai, s.av, s.ap, s.ti, s.tp = t.ri, t.rv, t.ai, t.av, t.ap, t.ti, t.tp
-        s.li, s.lv, s.di, s.ei, s.ec, s.schur = t.li, t.lv, t.di, t.ei, t.ec, t.schur
+        s.li, s.lv, s.di, s.ei, s.ec = t.li, t.lv, t.di, t.ei, t.ec
         s.length, s.f_scale = t.length, t.f_scale
         return s
 
@@ -79,8 +79,8 @@ if jit_enabled():
         s.Qf, s.G, s.s, s.D = t.Qf, t.G, t.s, t.D
         s.pos1, s.rot1, s.ang1, s.q1, s.JW1, s.Qf1 = t.pos1, t.rot1, t.ang1, t.q1, t.JW1, t.Qf1
         s.G1, s.g1, s.s1, s.D1 = t.G1, t.g1, t.s1, t.D1
-        s.P, s.r, s.nu, s.nu2, s.K, s.piv, s.rhs, s.S = t.P, t.r, t.nu, t.nu2, t.K, t.piv, t.rhs, t.S
-        s.Ai, s.X, s.y, s.acc = t.Ai, t.X, t.y, t.acc
+        s.P, s.r, s.nu, s.nu2, s.B, s.piv, s.rhs, s.S = t.P, t.r, t.nu, t.nu2, t.B, t.piv, t.rhs, t.S
+        s.xb, s.y, s.acc, s.order, s.kkt_pos, s.band = t.xb, t.y, t.acc, t.order, t.kkt_pos, t.band
         return s
 
     _CONVERTERS = {DynModel: _model_struct, Work: _work_struct}

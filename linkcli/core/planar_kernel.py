@@ -569,6 +569,15 @@ def _predict(mi, wf, wi, a0, a1, sl, cached):
 
 
 @_compiled
+def _det_sign(mi, wf, wi, sl):
+    """Sign of det J_p (-1, 0, 1) at the state in slot sl (LU in the corrector's scratch
+    W_JP / I_PIV; the cached factors in LU0 are left alone)."""
+    Jp = mi[W_JP]
+    _passive_block(mi, wf, sl, Jp)
+    return _lu(wf, wi, Jp, mi[I_PIV], mi[H_NP])[0]
+
+
+@_compiled
 def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
     """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: tangent
     predictor, corrector, branch check, step bisection (``sweep._continue`` without recursion).
@@ -603,7 +612,10 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
         for k in range(n_q):
             moved = max(moved, abs(wf[qp + k] - wf[qc + k]))
             dev = max(dev, abs(wf[qo + k] - wf[qp + k]))
-        if st == CONVERGED and not dev > 0.3 * moved + 1e-8:
+        ok = st == CONVERGED and not dev > 0.3 * moved + 1e-8
+        if ok and dep < max_depth and _det_sign(mi, wf, wi, cur) * _det_sign(mi, wf, wi, sl) < 0.0:
+            ok = False  # det J_p changed sign: bisect (``sweep._continue`` says why)
+        if ok:
             if top == 1:  # done: the result is in slot sl
                 return CONVERGED
             for m in range(n_a):
@@ -970,4 +982,13 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                             st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
             status[i] = st
             _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
+            if ok_seg and st == CONVERGED and det[a] == det[b] and det[i] != det[a]:
+                # det J_p differs from both ends of the segment: the other assembly branch
+                # (``sweep._fill_between``); continue from the left neighbour instead
+                if status[i - 1] == CONVERGED:
+                    st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no)
+                else:
+                    st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
+                status[i] = st
+                _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
             cur = nxt

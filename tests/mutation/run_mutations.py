@@ -86,6 +86,12 @@ MUTATIONS = [
              "jumped = np.abs(res.q - guess).max(axis=-1) > 0.25 * span + 1e-6",
              "jumped = np.zeros(len(fine), dtype=bool)", KINEMATICS,
              "no branch check of the batched fine points between coarse sweep points"),
+    Mutation("edge-continuation-det-check-off", "linkcli/core/sweep.py",
+             "jump = True", "jump = False", KINEMATICS,
+             "continuation accepts a det J_p sign flip at once (a jump to the other mode near a change point)"),
+    Mutation("edge-fine-det-check-off", "linkcli/core/sweep.py",
+             "jumped |= ok_seg & (d0 == d1)", "jumped |= False & ok_seg & (d0 == d1)", KINEMATICS,
+             "no det J_p sign check of the batched fine sweep points"),
     # -- core ----------------------------------------------------------------------------------
     Mutation("core-spatial-jacobian-no-jr-inv", "linkcli/core/loop_closure.py",
              "Q = tf.right_jacobian_inv_so3(phi) @ np.swapaxes(R_B, -1, -2)", "Q = np.swapaxes(R_B, -1, -2)",

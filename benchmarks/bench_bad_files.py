@@ -38,7 +38,7 @@ def cases(fourbar: str) -> dict[str, bytes]:
         "1 MiB comment": b"# " + b"x" * (MAX_BYTES - 20) + b"\nname: x\n",
         "1 MiB quoted string": b'name: "' + b"x" * (MAX_BYTES - 20) + b'"\n',
         "alias bomb (billion laughs)": b"a: &a [1,1,1,1,1,1,1,1,1]\n" + b"".join(
-            f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n".encode() for p, c in zip("abcdefgh", "bcdefghi")),
+            f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n".encode() for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
     }
 
 

@@ -126,7 +126,7 @@ def baseline_start() -> np.ndarray:
     angles = assemble(CRANK0)
     A = R2 * np.exp(1j * angles[0])
     cg = [HALF[0] * np.exp(1j * angles[0]), A + HALF[1] * np.exp(1j * angles[1]), R1 + HALF[2] * np.exp(1j * angles[2])]
-    z = np.ravel([[c.real, c.imag, a] for c, a in zip(cg, angles)])
+    z = np.ravel([[c.real, c.imag, a] for c, a in zip(cg, angles, strict=True)])
     return np.r_[z, np.zeros(9)]
 
 

@@ -60,7 +60,8 @@ def main() -> None:
 
     sweep = [Sweep("crank_pin", 0.0, 359.9, step=360.0 / n)]
     solve_req = SolveRequest(sweeps=sweep, rates={"crank_pin": 360.0}, accelerations={"crank_pin": np.degrees(alpha)})
-    forces_req = ForcesRequest(sweeps=sweep, speeds={"crank_pin": 360.0}, accelerations={"crank_pin": np.degrees(alpha)})
+    forces_req = ForcesRequest(sweeps=sweep, speeds={"crank_pin": 360.0},
+                               accelerations={"crank_pin": np.degrees(alpha)})
 
     t0 = time.perf_counter()
     fr = forces()  # warm-up: loads (or compiles) the dynamics kernels

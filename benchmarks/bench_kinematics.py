@@ -284,8 +284,8 @@ def numpy_per_point(repeat: int):
     out = {}
     for n in (360, 3600, 36000):
         Q = np.linspace(0, 2 * np.pi, n + 1)[:-1, None]
-        out[n] = medians({"np": lambda: sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
-                          "k": lambda: sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0))},
+        out[n] = medians({"np": lambda Q=Q: sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
+                          "k": lambda Q=Q: sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0))},
                          max(3, repeat // 10 if n > 3600 else repeat // 3))
     return out
 

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         cmds = commands(os.path.join(tmp, "x.csv"))
         times: dict[str, list[float]] = {k: [] for k in cmds}
         print(f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
-        for name, cmd in cmds.items():  # warm-up: file caches, __pycache__
+        for cmd in cmds.values():  # warm-up: file caches, __pycache__
             subprocess.run(cmd, cwd=REPO, env=env, check=True, capture_output=True)
         cpu: dict[str, list[float]] = {k: [] for k in cmds}
         for _ in range(args.rounds):

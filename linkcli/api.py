@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -167,7 +168,8 @@ class Mechanism:
         roll, pitch, yaw]); unreachable ones give the closest pose (``status``, ``position_error``)."""
         from .analyses.ik import IKRequest, run_ik
 
-        table, failed = run_ik(self.compiled, IKRequest([list(map(float, t)) for t in targets], mode, dict(guess or {})),
+        table, failed = run_ik(self.compiled,
+                               IKRequest([list(map(float, t)) for t in targets], mode, dict(guess or {})),
                                self.loaded)
         return Outcome(table, table.n, failed, _events(table.metadata.get("events", [])))
 
@@ -181,7 +183,7 @@ class Mechanism:
         from .errors import AnalysisInputError
 
         req = request_from_defaults(self.model.analysis.simulate)
-        overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
+        overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
         if any(not (v > 0 and v < float("inf")) for v in overrides.values()):
             raise AnalysisInputError("dt, t_end and every must be positive finite numbers")
         req = replace(req, **overrides, set={**req.set, **dict(set or {})}, rates={**req.rates, **dict(rates or {})})

@@ -24,6 +24,7 @@ from .core import transforms as tf
 from .model import mechanism as mm
 from .model.checks import dh_joint_name, dh_link_name, inertia_matrix, variable_names
 from .model.units import ANGLE_SCALE, LENGTH_SCALE
+
 JOINT_CODE = {name: code for code, name in enumerate(cm.JOINT_TYPE_NAMES)}
 X, Y, Z = np.eye(3)
 
@@ -39,7 +40,6 @@ class _Joint:
     actuated: bool
     axes: list  # [(axis (3,), is_rotation)] per variable
     limits: list  # [(lo, hi)] per variable, SI
-    source: tuple
 
 
 @dataclass
@@ -57,7 +57,6 @@ class _Builder:
     frame_link: list = field(default_factory=list)
     frame_T: list = field(default_factory=list)
     joints: list = field(default_factory=list)
-    source: dict = field(default_factory=dict)
 
     # -- units and frames ------------------------------------------------------------------
     def vec3(self, v) -> np.ndarray:
@@ -87,10 +86,9 @@ class _Builder:
         return self.as_ if is_rotation else self.ls
 
     # -- links -----------------------------------------------------------------------------
-    def add_link(self, name: str, frames: dict[str, np.ndarray], mass, cg, inertia, shape, source) -> None:
+    def add_link(self, name: str, frames: dict[str, np.ndarray], mass, cg, inertia, shape) -> None:
         idx = len(self.link_names)
         self.link_names.append(name)
-        self.source[f"links.{name}"] = source
         for fname, T in frames.items():
             self.frame_names.append(f"{name}.{fname}")
             self.frame_link.append(idx)
@@ -185,7 +183,7 @@ class _Builder:
     def limits(self, limits, axes) -> list:
         pairs = ([limits] if limits and not isinstance(limits[0], list) else limits) or [[None, None]] * len(axes)
         out = []
-        for (lo, hi), (_, rot) in zip(pairs, axes):
+        for (lo, hi), (_, rot) in zip(pairs, axes, strict=True):
             s = self.var_scale(rot)
             out.append((-np.inf if lo is None else lo * s, np.inf if hi is None else hi * s))
         return out
@@ -194,8 +192,7 @@ class _Builder:
         pl, Tp = self.frame_pose(j.parent)
         cl, Tc = self.frame_pose(j.child)
         axes = self.joint_axes(j)
-        self.joints.append(_Joint(name, j.type, pl, cl, Tp, Tc, j.actuated, axes, self.limits(j.limits, axes),
-                                  ("joints", name)))
+        self.joints.append(_Joint(name, j.type, pl, cl, Tp, Tc, j.actuated, axes, self.limits(j.limits, axes)))
 
     def add_serial(self, s: mm.Serial) -> None:
         prev_link, T_prev = self.frame_pose(s.attach or self.m.base)
@@ -210,10 +207,10 @@ class _Builder:
             lname, jname = dh_link_name(row, i), dh_joint_name(row, i)
             frames = {"origin": np.eye(4), "joint": T_child}
             frames.update({k: self.frame(f) for k, f in row.frames.items()})
-            self.add_link(lname, frames, row.mass, row.cg, row.inertia, None, ("serial", "rows", i))
+            self.add_link(lname, frames, row.mass, row.cg, row.inertia, None)
             axes = [(Z.copy(), row.type == "revolute")]
             self.joints.append(_Joint(jname, row.type, prev_link, len(self.link_names) - 1, T_parent, T_child,
-                                      row.actuated, axes, self.limits(row.limits, axes), ("serial", "rows", i)))
+                                      row.actuated, axes, self.limits(row.limits, axes)))
             prev_link, T_prev = len(self.link_names) - 1, np.eye(4)
 
 
@@ -264,7 +261,7 @@ def _profile(d: mm.Driver, s: float, angle_scale: float, q0: float) -> cm.Profil
                       interpolation=d.interpolation)
 
 
-def compile_mechanism(m: mm.Mechanism, file: str = "", source=None) -> cm.CompiledMechanism:
+def compile_mechanism(m: mm.Mechanism, file: str = "") -> cm.CompiledMechanism:
     """Build the compiled mechanism (SI units, integer ids) from a checked model."""
     planar = m.kind == "planar"
     b = _Builder(m, LENGTH_SCALE[m.units.length], ANGLE_SCALE[m.units.angle], planar)
@@ -273,14 +270,14 @@ def compile_mechanism(m: mm.Mechanism, file: str = "", source=None) -> cm.Compil
     for name in order:
         link = m.links[name]
         frames = {k: b.frame(f) for k, f in link.frames.items()}
-        b.add_link(name, frames, link.mass, link.cg, link.inertia, link.shape, ("links", name))
+        b.add_link(name, frames, link.mass, link.cg, link.inertia, link.shape)
         if link.masses:
             b.add_point_masses(frames, [(pm.mass, pm.at) for pm in link.masses.values()])
     if m.serial is not None:
         b.add_serial(m.serial)
     for name, j in m.joints.items():
         b.add_joint(name, j)
-    return _assemble(m, b, file, source)
+    return _assemble(m, b, file)
 
 
 def _connected_links(m: mm.Mechanism) -> set[str]:
@@ -290,7 +287,7 @@ def _connected_links(m: mm.Mechanism) -> set[str]:
     return linked | {m.base}
 
 
-def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMechanism:
+def _assemble(m: mm.Mechanism, b: _Builder, file: str) -> cm.CompiledMechanism:
     joints = b.joints
     planar = b.planar
     q_names, q_joint, q_rot, q_axis, q_lo, q_hi, q_start, q_count = [], [], [], [], [], [], [], []
@@ -298,7 +295,7 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
         q_start.append(len(q_names))
         q_count.append(len(j.axes))
         names = variable_names(j.name, j.type)
-        for name, (axis, rot), (lo, hi) in zip(names, j.axes, j.limits):
+        for name, (axis, rot), (lo, hi) in zip(names, j.axes, j.limits, strict=True):
             q_names.append(name)
             q_joint.append(k)
             q_rot.append(rot)
@@ -339,7 +336,7 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
     driver_q = [q_start[jnames.index(d.joint)] for _, d in drivers]
     profiles = tuple(_profile(d, (b.as_ if q_rot[qi] else b.ls) if d.kind == "motion" else 1.0, b.as_,
                               q_init[qi] if d.kind == "motion" else 0.0)
-                     for (_, d), qi in zip(drivers, driver_q))
+                     for (_, d), qi in zip(drivers, driver_q, strict=True))
 
     def arr(values, shape_tail=(), dtype=float):
         return np.array(values, dtype=dtype).reshape((len(values),) + shape_tail)
@@ -363,7 +360,8 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
         frame_names=tuple(b.frame_names), frame_link=arr(b.frame_link, dtype=int), T_link_frame=arr(b.frame_T, (4, 4)),
         joint_names=tuple(jnames), joint_type=arr([JOINT_CODE[j.type] for j in joints], dtype=int),
         joint_parent=arr([j.parent for j in joints], dtype=int), joint_child=arr([j.child for j in joints], dtype=int),
-        T_parent_joint=arr([j.T_parent for j in joints], (4, 4)), T_child_joint=arr([j.T_child for j in joints], (4, 4)),
+        T_parent_joint=arr([j.T_parent for j in joints], (4, 4)),
+        T_child_joint=arr([j.T_child for j in joints], (4, 4)),
         joint_q_start=arr(q_start, dtype=int), joint_q_count=arr(q_count, dtype=int),
         joint_actuated=arr([j.actuated for j in joints], dtype=bool),
         q_names=tuple(q_names), q_joint=arr(q_joint, dtype=int), q_is_rotation=q_rot_arr.reshape(len(q_names)),
@@ -371,7 +369,8 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
         link_tree_joint=tree_joint, link_tree_parent=tree_parent, link_tree_forward=forward, link_order=order,
         loop_joint=loops, effector_frame=effector_frame, T_frame_tool=T_tool, gravity=gravity,
         axial_names=tuple(n for n, _ in axial),
-        axial_frame_a=arr([e[0] for e in axial_ends], dtype=int), axial_frame_b=arr([e[1] for e in axial_ends], dtype=int),
+        axial_frame_a=arr([e[0] for e in axial_ends], dtype=int),
+        axial_frame_b=arr([e[1] for e in axial_ends], dtype=int),
         axial_stiffness=arr([getattr(e, "stiffness", 0.0) for _, e in axial]),  # N/m
         axial_free_length=arr([getattr(e, "free_length", 0.0) * b.ls for _, e in axial]),
         axial_damping=arr([getattr(e, "damping", 0.0) for _, e in axial]),  # N s/m
@@ -387,6 +386,5 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str, source) -> cm.CompiledMec
         driver_names=tuple(n for n, _ in drivers), driver_q=arr(driver_q, dtype=int),
         driver_kind=arr([cm.DRIVE_TORQUE if d.kind == "torque" else cm.DRIVE_MOTION for _, d in drivers], dtype=int),
         driver_profile=profiles,
-        source={".".join(map(str, v)): v for v in b.source.values()} if source is None else source,
         file=file,
     )

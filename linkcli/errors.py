@@ -8,10 +8,9 @@ The CLI formats them as ``path:line:col: error: key.path: message. hint``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
-
-KeyPath = tuple  # tuple[str | int, ...]: path of keys/indices from the document root
+from typing import Literal
 
 #: characters never echoed raw: C0 controls and DEL, C1 controls (ESC and CSI start terminal
 #: escape sequences: clear screen, window title, fake links), lone surrogates (undecodable bytes
@@ -26,7 +25,7 @@ _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u20
 _INVISIBLE_IN_JSON = re.compile(_INVISIBLE.pattern.replace("\x00-\x1f", "\x00-\x08\x0b\x0c\x0e-\x1f"))
 
 
-def _escape(match: "re.Match[str]") -> str:
+def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
@@ -40,7 +39,7 @@ def visible(text: object) -> str:
     return _INVISIBLE.sub(_escape, str(text))
 
 
-def _json_escape(match: "re.Match[str]") -> str:
+def _json_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code >= 0x10000:  # JSON escapes a character beyond the BMP as a UTF-16 surrogate pair
         code -= 0x10000

@@ -25,9 +25,10 @@ This module does no numerics beyond unit scaling and imports nothing from ``link
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class Units:
     angle_scale: float = 1.0
 
     @classmethod
-    def of(cls, mech: Any) -> "Units":
+    def of(cls, mech: Any) -> Units:
         """Units of a CompiledMechanism (any object with length_unit, angle_unit, length_scale,
         angle_scale)."""
         return cls(mech.length_unit, mech.angle_unit, float(mech.length_scale), float(mech.angle_scale))
@@ -127,7 +128,7 @@ class ResultTable:
         self._index: dict[str, int] = {}
 
     @classmethod
-    def for_mechanism(cls, mech: Any, loaded: Any = None, n: int | None = None, **metadata: Any) -> "ResultTable":
+    def for_mechanism(cls, mech: Any, loaded: Any = None, n: int | None = None, **metadata: Any) -> ResultTable:
         """An empty table whose metadata names the mechanism, its file, SHA-256 and units.
         ``loaded`` (a LoadedMechanism) adds the file hash and its warnings."""
         units = Units.of(mech)
@@ -220,7 +221,7 @@ class ResultTable:
         rot = np.asarray(is_rotation, dtype=bool).reshape(len(names))
         scaled = self.units.q_from_si(q, rot)
         return [self.add(name, quantity, self.units.q_unit(bool(r), per), scaled[:, k])
-                for k, (name, r) in enumerate(zip(names, rot))]
+                for k, (name, r) in enumerate(zip(names, rot, strict=True))]
 
     def add_codes(self, entity: str, quantity: str, codes: Any, labels: Sequence[str] | type[Enum]) -> Column:
         """A label column from integer codes, vectorised: ``labels[codes]``. ``labels`` may be a
@@ -263,9 +264,9 @@ class ResultTable:
         meant for small tables and tests, not for writing large outputs."""
         heads = self.headers()
         cols = [c.values.tolist() for c in self.columns]
-        return [dict(zip(heads, row)) for row in zip(*cols)]
+        return [dict(zip(heads, row, strict=True)) for row in zip(*cols, strict=True)]
 
-    def slice(self, start: int | None = None, stop: int | None = None) -> "ResultTable":
+    def slice(self, start: int | None = None, stop: int | None = None) -> ResultTable:
         """Rows start:stop as a new table (views of the same arrays, same metadata)."""
         out = ResultTable(metadata=self.metadata, units=self.units)
         for c in self.columns:

@@ -1,4 +1,4 @@
-"""Shared test set-up: hypothesis profiles, paths, a CLI runner, a mechanism-file factory.
+"""Shared test set-up: hypothesis profiles, paths, a CLI runner (``run_cli``), a mechanism-file factory.
 
 Hypothesis: the ``ci`` profile (derandomised, no deadline) is loaded when ``CI`` is set (as in
 .ci/run), so CI runs are reproducible; select another with ``--hypothesis-profile``.
@@ -7,8 +7,8 @@ Hypothesis: the ``ci`` profile (derandomised, no deadline) is loaded when ``CI``
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -50,8 +50,7 @@ def write_mech(tmp_path: Path) -> Callable[..., str]:
     return write
 
 
-@pytest.fixture
-def runner():
+def _cli_runner():
     """typer's CliRunner with stdout and stderr kept apart (``result.stdout``, ``result.stderr``)."""
     from typer.testing import CliRunner
 
@@ -59,3 +58,25 @@ def runner():
         return CliRunner(mix_stderr=False)  # click < 8.2 style runners
     except TypeError:
         return CliRunner()
+
+
+@pytest.fixture(scope="session")
+def run_cli():
+    """``run_cli(*args, **kwargs)``: run linkcli in this process with ``args`` (each str()-ed, so
+    paths may be Path objects); keyword arguments go to CliRunner.invoke (``input=``, ``env=``).
+    Returns click's Result (``exit_code``, ``stdout``, ``stderr``). Session-scoped (each call
+    is isolated by CliRunner), so module-scoped fixtures may use it too."""
+    from linkcli.cli.app import app
+
+    runner = _cli_runner()
+
+    def run(*args, **kwargs):
+        return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+    return run
+
+
+@pytest.fixture
+def runner():
+    """typer's CliRunner with stdout and stderr kept apart (``result.stdout``, ``result.stderr``)."""
+    return _cli_runner()

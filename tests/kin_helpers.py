@@ -18,15 +18,16 @@ def mech_from_yaml(text: str, name: str = "<test>"):
 
 def fourbar_yaml(d: float, a: float, b: float, c: float, assembly: str = "{}", kind: str = "planar") -> str:
     """Four-bar: ground d along x, crank a, coupler b, rocker c; crank actuated."""
+    z = ", 0" if kind == "spatial" else ""  # the z coordinate of spatial files
     return f"""
     name: test four-bar
     kind: {kind}
     units: {{length: m, angle: rad}}
     links:
-      ground: {{frames: {{O2: [0, 0{', 0' if kind == 'spatial' else ''}], O4: [{d}, 0{', 0' if kind == 'spatial' else ''}]}}}}
-      crank: {{frames: {{O2: [0, 0{', 0' if kind == 'spatial' else ''}], A: [{a}, 0{', 0' if kind == 'spatial' else ''}]}}}}
-      coupler: {{frames: {{A: [0, 0{', 0' if kind == 'spatial' else ''}], B: [{b}, 0{', 0' if kind == 'spatial' else ''}]}}}}
-      rocker: {{frames: {{O4: [0, 0{', 0' if kind == 'spatial' else ''}], B: [{c}, 0{', 0' if kind == 'spatial' else ''}]}}}}
+      ground: {{frames: {{O2: [0, 0{z}], O4: [{d}, 0{z}]}}}}
+      crank: {{frames: {{O2: [0, 0{z}], A: [{a}, 0{z}]}}}}
+      coupler: {{frames: {{A: [0, 0{z}], B: [{b}, 0{z}]}}}}
+      rocker: {{frames: {{O4: [0, 0{z}], B: [{c}, 0{z}]}}}}
     joints:
       crank_pin: {{type: revolute, parent: ground.O2, child: crank.O2, actuated: true}}
       A: {{type: revolute, parent: crank.A, child: coupler.A}}

@@ -47,7 +47,8 @@ def test_api_failures_are_typed_and_counted():
     with pytest.raises(AnalysisInputError):
         ng.solve(sweep={"crank_pin": (0, 1, 1e-300)})  # refused up front, as on the command line
     with pytest.raises(MechanismFileError):
-        linkcli.load(REPO / "tests" / "data" / "bad" / next(p.name for p in (REPO / "tests" / "data" / "bad").glob("*.yaml")))
+        bad = REPO / "tests" / "data" / "bad"
+        linkcli.load(bad / next(p.name for p in bad.glob("*.yaml")))
     limited = linkcli.load(REPO / "mechanisms" / "planar_3r.yaml").ik([[3.0, 1.0], [1.0, 1.0]])
     assert (limited.n_cases, limited.n_failed, limited.ok) == (2, 1, False)
     assert [e.kind for e in limited.events] == ["warning"]

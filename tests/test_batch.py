@@ -19,16 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from linkcli.cli.app import app
 from linkcli.cli.common import ExitCode
 
 DATA = Path(__file__).resolve().parent / "data" / "batch"
 REPO = Path(__file__).resolve().parent.parent
 FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
-
-
-def invoke(runner, *args):
-    return runner.invoke(app, ["batch", *[str(a) for a in args]])
 
 
 def jobs_by_id(summary_path: Path) -> dict:
@@ -38,16 +33,10 @@ def jobs_by_id(summary_path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def mix_run(tmp_path_factory):
+def mix_run(run_cli, tmp_path_factory):
     """tests/data/batch/jobs_mix.yaml run once in this process (-j 1)."""
-    from typer.testing import CliRunner
-
     out = tmp_path_factory.mktemp("mix")
-    try:
-        runner = CliRunner(mix_stderr=False)
-    except TypeError:
-        runner = CliRunner()
-    result = invoke(runner, DATA / "jobs_mix.yaml", "--jobs", "1", "--out-dir", out, "--junit", out / "report.xml")
+    result = run_cli("batch", DATA / "jobs_mix.yaml", "--jobs", "1", "--out-dir", out, "--junit", out / "report.xml")
     return result, out
 
 
@@ -93,7 +82,7 @@ def test_invalid_mechanism_file_is_reported_with_its_line(mix_run):
     _, out = mix_run
     job = jobs_by_id(out / "summary.json")["broken"]
     text = (DATA / "broken.yaml").read_text(encoding="utf-8")
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "couplr" in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "couplr" in ln)
     assert re.search(rf"broken\.yaml:{line}:\d+: error: joints\.A\.child: .*couplr", job["message"])
     assert job["diagnostics"][0]["line"] == line
     assert job["output"] is None
@@ -103,7 +92,7 @@ def test_glob_without_match_points_at_the_job_file(mix_run):
     _, out = mix_run
     job = jobs_by_id(out / "summary.json")["nothing_matches"]
     text = (DATA / "jobs_mix.yaml").read_text(encoding="utf-8")
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "nothing_*" in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "nothing_*" in ln)
     assert f"jobs_mix.yaml:{line}:" in job["message"] and "no file matches" in job["message"]
 
 
@@ -136,7 +125,7 @@ def test_junit_report(mix_run):
 
 
 # -- all passing, processes -------------------------------------------------------------------------------
-def test_all_passing_exit_0_on_two_processes(runner, tmp_path):
+def test_all_passing_exit_0_on_two_processes(run_cli, tmp_path):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(f"""
 jobs:
@@ -150,7 +139,7 @@ jobs:
     options: {{set: {{crank_pin: 30}}}}
     output: jacobian.json
 """, encoding="utf-8")
-    r = invoke(runner, jobs, "--jobs", "2", "--out-dir", tmp_path / "out", "--quiet")
+    r = run_cli("batch", jobs, "--jobs", "2", "--out-dir", tmp_path / "out", "--quiet")
     assert r.exit_code == 0, r.output
     assert r.stderr == ""  # --quiet
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
@@ -161,7 +150,7 @@ jobs:
 
 
 # -- the job file itself is invalid: exit 3 with file:line:col --------------------------------------
-def test_invalid_job_file_exits_3_with_every_problem(runner, tmp_path):
+def test_invalid_job_file_exits_3_with_every_problem(run_cli, tmp_path):
     text = """jobs:
   a:
     files: x.yaml
@@ -174,7 +163,7 @@ def test_invalid_job_file_exits_3_with_every_problem(runner, tmp_path):
 """
     path = tmp_path / "jobs.yaml"
     path.write_text(text, encoding="utf-8")
-    r = invoke(runner, path, "--out-dir", tmp_path / "out")
+    r = run_cli("batch", path, "--out-dir", tmp_path / "out")
     assert r.exit_code == ExitCode.INVALID_FILE, r.output
     assert re.search(rf"^{re.escape(str(path))}:4:\d+: error: jobs\.a\.analysis: 'simulat' is not allowed.*"
                      r"Did you mean 'simulate'\?", r.stderr, re.M), r.stderr
@@ -183,10 +172,10 @@ def test_invalid_job_file_exits_3_with_every_problem(runner, tmp_path):
     assert not (tmp_path / "out").exists()  # nothing ran
 
 
-def test_job_file_yaml_syntax_error_exits_3(runner, tmp_path):
+def test_job_file_yaml_syntax_error_exits_3(run_cli, tmp_path):
     path = tmp_path / "jobs.yaml"
     path.write_text("jobs:\n  a: {files: [x.yaml\n", encoding="utf-8")
-    r = invoke(runner, path)
+    r = run_cli("batch", path)
     assert r.exit_code == ExitCode.INVALID_FILE
     assert str(path) in r.stderr
 
@@ -202,7 +191,8 @@ def test_job_file_yaml_syntax_error_exits_3(runner, tmp_path):
     ("jobs:\n  a:\n    files: x\n    analysis: ik\n", "jobs.a.options", "missing required key 'options'"),
     ("jobs:\n  a:\n    files: x\n    study: {method: normal, parameters: {links.a.b: {sd: 1}}}\n", "jobs.a.study",
      "needs `variants:`"),
-    ("jobs:\n  a:\n    files: x\n    study: {method: random, variants: 3, parameters: {links.a.b: {low: 2, high: 1}}}\n",
+    ("jobs:\n  a:\n    files: x\n"
+     "    study: {method: random, variants: 3, parameters: {links.a.b: {low: 2, high: 1}}}\n",
      "jobs.a.study.parameters.links.a.b.high", "must be below high"),
     ("jobs:\n  a:\n    files: x\n    study: {method: grid, parameters: {'links[x]': {values: [1]}}}\n",
      "jobs.a.study.parameters.links[x]", "is not a parameter path"),
@@ -228,9 +218,9 @@ def test_job_file_diagnostics(tmp_path, text, key, message):
 
 
 # -- the short form -----------------------------------------------------------------------------------
-def test_short_form_with_checks_and_an_invalid_file(runner, tmp_path):
+def test_short_form_with_checks_and_an_invalid_file(run_cli, tmp_path):
     shutil.copy(DATA / "broken.yaml", tmp_path / "broken.yaml")
-    r = invoke(runner, FOURBAR, REPO / "mechanisms" / "parallelogram.yaml", tmp_path / "broken.yaml",
+    r = run_cli("batch", FOURBAR, REPO / "mechanisms" / "parallelogram.yaml", tmp_path / "broken.yaml",
                "--analysis", "solve", "--jobs", "1", "--out-dir", tmp_path / "out",
                "--check", "min_transmission_angle=20", "--check", "B.transmission [deg]<=170", "--format", "json")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
@@ -242,8 +232,8 @@ def test_short_form_with_checks_and_an_invalid_file(runner, tmp_path):
     assert (tmp_path / "out" / "fourbar.json").is_file()
 
 
-def test_single_mechanism_file_without_analysis_is_solved(runner, tmp_path):
-    r = invoke(runner, FOURBAR, "--jobs", "1", "--out-dir", tmp_path, "-q")
+def test_single_mechanism_file_without_analysis_is_solved(run_cli, tmp_path):
+    r = run_cli("batch", FOURBAR, "--jobs", "1", "--out-dir", tmp_path, "-q")
     assert r.exit_code == 0, r.output
     assert jobs_by_id(tmp_path / "summary.json")["fourbar"]["cases"] == 361  # the file's own sweep
 
@@ -254,14 +244,14 @@ def test_single_mechanism_file_without_analysis_is_solved(runner, tmp_path):
     (["--check", "B.transmission [deg]~40"], "--check"),
     (["--check", "max_speed=3"], "--check"),
 ])
-def test_short_form_usage_errors_exit_2(runner, tmp_path, args, message):
-    r = invoke(runner, FOURBAR, *args, "--out-dir", tmp_path)
+def test_short_form_usage_errors_exit_2(run_cli, tmp_path, args, message):
+    r = run_cli("batch", FOURBAR, *args, "--out-dir", tmp_path)
     assert r.exit_code == ExitCode.USAGE, r.output
     assert message in r.stderr
 
 
-def test_job_file_with_short_form_options_is_a_usage_error(runner, tmp_path):
-    r = invoke(runner, DATA / "jobs_mix.yaml", "--analysis", "solve", "--out-dir", tmp_path)
+def test_job_file_with_short_form_options_is_a_usage_error(run_cli, tmp_path):
+    r = run_cli("batch", DATA / "jobs_mix.yaml", "--analysis", "solve", "--out-dir", tmp_path)
     assert r.exit_code == ExitCode.USAGE
     assert "a job file names its analyses" in r.stderr
 
@@ -280,7 +270,7 @@ def test_scheduler_that_does_not_answer_is_a_usage_error():
 
 
 # -- simulate through the registry ---------------------------------------------------------------------
-def test_simulate_job_peak_torque_check(runner, tmp_path):
+def test_simulate_job_peak_torque_check(run_cli, tmp_path):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(f"""
 jobs:
@@ -291,7 +281,7 @@ jobs:
     figures: [{{peak_driver_load: motor}}]
     checks: [{{max_driver_torque: 1.0}}, {{max_loop_residual: 1.0e-6}}]
 """, encoding="utf-8")
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
     job = jobs_by_id(tmp_path / "out" / "summary.json")["motor"]
     peak = job["figures"]["motor.peak"]

@@ -11,7 +11,6 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from linkcli.cli.app import app  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "batch"
@@ -31,11 +30,7 @@ def scheduler():
         cluster.close()
 
 
-def invoke(runner, *args):
-    return runner.invoke(app, ["batch", *[str(a) for a in args]])
-
-
-def test_study_on_dask_equals_the_local_run(runner, tmp_path, scheduler):
+def test_study_on_dask_equals_the_local_run(run_cli, tmp_path, scheduler):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(f"""jobs:
   tol:
@@ -56,8 +51,8 @@ def test_study_on_dask_equals_the_local_run(runner, tmp_path, scheduler):
         links.coupler.frames.B[0]: {{tolerance: 0.03}}
         links.crank.frames.A[0]: {{tolerance: 0.01}}
 """, encoding="utf-8")
-    local = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "local", "-q")
-    dask = invoke(runner, jobs, "--scheduler", scheduler, "--chunk-size", "5", "--out-dir", tmp_path / "dask", "-q")
+    local = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "local", "-q")
+    dask = run_cli("batch", jobs, "--scheduler", scheduler, "--chunk-size", "5", "--out-dir", tmp_path / "dask", "-q")
     assert local.exit_code == dask.exit_code == 0, local.output + dask.output
     assert (tmp_path / "dask" / "tol.csv").read_text() == (tmp_path / "local" / "tol.csv").read_text()
     summary = json.loads((tmp_path / "dask" / "summary.json").read_text())
@@ -65,9 +60,9 @@ def test_study_on_dask_equals_the_local_run(runner, tmp_path, scheduler):
     assert summary["jobs"][0]["study"]["variants"] == 12
 
 
-def test_job_mix_on_dask_has_the_local_statuses_and_files(runner, tmp_path, scheduler):
-    local = invoke(runner, DATA / "jobs_mix.yaml", "--jobs", "1", "--out-dir", tmp_path / "local", "-q")
-    dask = invoke(runner, DATA / "jobs_mix.yaml", "--scheduler", scheduler, "--out-dir", tmp_path / "dask", "-q",
+def test_job_mix_on_dask_has_the_local_statuses_and_files(run_cli, tmp_path, scheduler):
+    local = run_cli("batch", DATA / "jobs_mix.yaml", "--jobs", "1", "--out-dir", tmp_path / "local", "-q")
+    dask = run_cli("batch", DATA / "jobs_mix.yaml", "--scheduler", scheduler, "--out-dir", tmp_path / "dask", "-q",
                   "--junit", tmp_path / "dask" / "report.xml")
     assert local.exit_code == dask.exit_code == 1
 

@@ -22,19 +22,14 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import batch_helpers
 import pytest
 
-import batch_helpers
-from linkcli.cli.app import app
 from linkcli.cli.common import ExitCode
 
 REPO = Path(__file__).resolve().parent.parent
 FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and /proc")
-
-
-def invoke(runner, *args):
-    return runner.invoke(app, ["batch", *[str(a) for a in args]])
 
 
 def study_jobs(tmp_path: Path, variants: int = 8, extra: str = "") -> Path:
@@ -143,12 +138,12 @@ def test_time_limits_fail_only_their_job_and_variant(tmp_path, monkeypatch):
     assert row.startswith(f"{batch_helpers.SLOW_VARIANT},") and "timed out after 2 s" in row
 
 
-def test_job_file_timeout_through_the_command(runner, tmp_path):
+def test_job_file_timeout_through_the_command(run_cli, tmp_path):
     """`timeout:` in a job file: a limit no analysis can meet fails that job only (exit 1)."""
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(f"jobs:\n  hurried: {{files: {FOURBAR}, timeout: 1.0e-6}}\n  calm: {{files: {FOURBAR}}}\n",
                     encoding="utf-8")
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     status = {j["id"]: (j["status"], j["message"]) for j in summary["jobs"]}
@@ -200,7 +195,7 @@ def _rows_done(journal: Path) -> int:
         lines = journal.read_text(encoding="utf-8").splitlines()
     except OSError:
         return 0
-    return sum(len(json.loads(l)["rows"]) for l in lines[:-1] if '"t":"rows"' in l)
+    return sum(len(json.loads(ln)["rows"]) for ln in lines[:-1] if '"t":"rows"' in ln)
 
 
 def _start_and_freeze(jobs: Path, out: Path):
@@ -229,7 +224,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 @posix_only
 @needs_proc
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, sig):
+def test_signal_stops_cleanly_and_resume_gives_the_same_table(run_cli, tmp_path, sig):
     """Run a 24-variant study on 2 workers, freeze it mid-way and send ``sig``. Then: exit code
     128 + sig, no process of the run left, summary.json and JUnit mark the study interrupted,
     the table holds the finished variants; `--resume` completes it and the table equals an
@@ -256,9 +251,9 @@ def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, 
     assert 2 <= n_done < 24 and len(table) == 1 + n_done
     assert f"interrupted ({signal.Signals(sig).name})" in stderr.decode()
 
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
     assert r.exit_code == 0, r.output
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
     assert r.exit_code == 0, r.output
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
     assert not (out / ".batch-journal.jsonl").exists()  # a complete run leaves no journal
@@ -266,7 +261,7 @@ def test_signal_stops_cleanly_and_resume_gives_the_same_table(runner, tmp_path, 
 
 @posix_only
 @needs_proc
-def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(runner, tmp_path):
+def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(run_cli, tmp_path):
     """SIGKILL cannot be handled: the workers go with the coordinator (parent-death signal),
     the journal keeps the finished variants, and --resume gives the uninterrupted table."""
     jobs = study_jobs(tmp_path, variants=24)
@@ -283,16 +278,16 @@ def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(runner
             if _running(p):
                 os.kill(p, signal.SIGKILL)
     assert _rows_done(out / ".batch-journal.jsonl") >= 2
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
     assert r.exit_code == 0, r.output
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["jobs"][0]["study"]["variants"] == 24
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
 
 
 @posix_only
 @needs_proc
-def test_kill_9_of_a_worker_mid_study_changes_nothing(runner, tmp_path):
+def test_kill_9_of_a_worker_mid_study_changes_nothing(run_cli, tmp_path):
     """The attack of issue 15: kill -9 of one worker during a study. The run goes on with a new
     worker, the lost task is run again, and the table equals an undisturbed run's."""
     jobs = study_jobs(tmp_path, variants=24)
@@ -310,7 +305,7 @@ def test_kill_9_of_a_worker_mid_study_changes_nothing(runner, tmp_path):
     assert proc.returncode == 0, stderr.decode()
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["jobs"][0]["study"]["counts"]["passed"] == 24
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
     assert r.exit_code == 0, r.output
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
 
@@ -356,16 +351,16 @@ def test_resume_keeps_finished_jobs_and_reruns_the_rest(tmp_path):
 
 
 # -- one run per output folder ---------------------------------------------------------------------------
-def test_a_second_run_into_the_same_folder_is_refused(runner, tmp_path):
+def test_a_second_run_into_the_same_folder_is_refused(run_cli, tmp_path):
     from linkcli.batch.interrupts import OutDirLock
 
     out = tmp_path / "out"
     with OutDirLock(str(out)):
-        r = invoke(runner, FOURBAR, "--out-dir", out, "-j", "1")
+        r = run_cli("batch", FOURBAR, "--out-dir", out, "-j", "1")
     assert r.exit_code == ExitCode.USAGE
     assert re.search(r"another linkcli batch \(pid \d+\) is writing to '.*out'", r.stderr)
     assert not (out / "summary.json").exists()
-    assert invoke(runner, FOURBAR, "--out-dir", out, "-j", "1", "-q").exit_code == 0  # released
+    assert run_cli("batch", FOURBAR, "--out-dir", out, "-j", "1", "-q").exit_code == 0  # released
 
 
 # -- outputs stay in the output folder -------------------------------------------------------------------
@@ -376,7 +371,7 @@ def test_a_second_run_into_the_same_folder_is_refused(runner, tmp_path):
     ("output", "/tmp/escape.csv", "is an absolute path"),
     ("study", "../escape.csv", "goes up out of the output folder"),
 ])
-def test_job_outputs_outside_the_folder_are_refused_at_their_line(runner, tmp_path, key, value, problem):
+def test_job_outputs_outside_the_folder_are_refused_at_their_line(run_cli, tmp_path, key, value, problem):
     if key == "output":
         text = f"jobs:\n  a:\n    files: {FOURBAR}\n    output: {value}\n"
         where = "jobs.a.output"
@@ -387,19 +382,20 @@ def test_job_outputs_outside_the_folder_are_refused_at_their_line(runner, tmp_pa
     jobs = tmp_path / "deep" / "jobs.yaml"
     jobs.parent.mkdir()
     jobs.write_text(text, encoding="utf-8")
-    r = invoke(runner, jobs, "--out-dir", tmp_path / "deep" / "out")
+    r = run_cli("batch", jobs, "--out-dir", tmp_path / "deep" / "out")
     assert r.exit_code == ExitCode.INVALID_FILE, r.output
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if value in l)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if value in ln)
     assert re.search(rf"jobs\.yaml:{line}:\d+: error: {re.escape(where)}: '{re.escape(value)}' {problem}", r.stderr)
     assert not list(tmp_path.rglob("escape.csv")) and not (tmp_path / "deep" / "out").exists()
 
 
-def test_mechanism_file_study_output_outside_is_refused(runner, tmp_path):
+def test_mechanism_file_study_output_outside_is_refused(run_cli, tmp_path):
     text = FOURBAR.read_text(encoding="utf-8") + (
-        "study:\n  method: list\n  output: ../escape.csv\n  parameters: {\"links.coupler.frames.B[0]\": {values: [3.5]}}\n")
+        "study:\n  method: list\n  output: ../escape.csv\n"
+        "  parameters: {\"links.coupler.frames.B[0]\": {values: [3.5]}}\n")
     mech = tmp_path / "fb.yaml"
     mech.write_text(text, encoding="utf-8")
-    r = invoke(runner, mech, "--out-dir", tmp_path / "out", "-j", "1", "-q")
+    r = run_cli("batch", mech, "--out-dir", tmp_path / "out", "-j", "1", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED
     (job,) = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["jobs"]
     line = text.splitlines().index("  output: ../escape.csv") + 1
@@ -408,7 +404,7 @@ def test_mechanism_file_study_output_outside_is_refused(runner, tmp_path):
 
 
 @posix_only
-def test_symlinks_in_the_output_folder_are_not_followed_out(runner, tmp_path):
+def test_symlinks_in_the_output_folder_are_not_followed_out(run_cli, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     out = tmp_path / "out"
@@ -418,7 +414,7 @@ def test_symlinks_in_the_output_folder_are_not_followed_out(runner, tmp_path):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(f"jobs:\n  j: {{files: [{FOURBAR}, {REPO / 'mechanisms' / 'parallelogram.yaml'}]}}\n"
                     f"  k: {{files: {FOURBAR}}}\n", encoding="utf-8")
-    r = invoke(runner, jobs, "--out-dir", out, "-j", "1", "-q")
+    r = run_cli("batch", jobs, "--out-dir", out, "-j", "1", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED
     jobs_out = {j["id"]: j for j in json.loads((out / "summary.json").read_text(encoding="utf-8"))["jobs"]}
     assert jobs_out["j/fourbar"]["status"] == "error"
@@ -446,7 +442,7 @@ def test_junit_escapes_characters_xml_forbids():
 
 
 # -- checks that do not apply, units of columns ------------------------------------------------------------
-def test_readme_short_form_example_passes_and_says_what_it_skipped(runner, tmp_path):
+def test_readme_short_form_example_passes_and_says_what_it_skipped(run_cli, tmp_path):
     """The short-form command of README's batch section, as printed (globs expanded like a
     shell, the output folder moved to tmp, -j 1 to stay in this process)."""
     import glob
@@ -455,20 +451,21 @@ def test_readme_short_form_example_passes_and_says_what_it_skipped(runner, tmp_p
     text = (REPO / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Batch runs and parameter studies"):]
     block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
-    line = next(l for l in block.replace("\\\n", " ").splitlines() if "# short form" in l)
+    line = next(ln for ln in block.replace("\\\n", " ").splitlines() if "# short form" in ln)
     args = shlex.split(line.split("#")[0])
     assert args[:2] == ["linkcli", "batch"]
     expanded = []
     for a in args[2:]:
         expanded += sorted(glob.glob(str(REPO / a))) if "*" in a else [a]
     expanded[expanded.index("--out-dir") + 1] = str(tmp_path / "results")
-    r = invoke(runner, *expanded, "-j", "1")
+    r = run_cli("batch", *expanded, "-j", "1")
     assert r.exit_code == 0, r.stderr
     jobs = {j["id"]: j for j in json.loads((tmp_path / "results" / "summary.json").read_text(encoding="utf-8"))["jobs"]}
     statuses = {name: [c["status"] for c in j["checks"]] for name, j in jobs.items()}
     assert statuses["fourbar"] == ["passed", "passed"]
     assert statuses["fivebar"] == ["skipped", "skipped"]  # a five-bar has no four-bar loop
-    assert "check min_transmission_angle >= 40 skipped: the mechanism has no four-bar loop" in jobs["fivebar"]["message"]
+    skipped = "check min_transmission_angle >= 40 skipped: the mechanism has no four-bar loop"
+    assert skipped in jobs["fivebar"]["message"]
     # motor_fourbar.yaml is in rad: 'B.transmission [deg]' is checked on its column in rad, converted;
     # same geometry as fourbar.yaml, whose closed-form minimum is 54.31 deg (test_batch.py)
     motor = jobs["motor_fourbar"]["checks"][1]
@@ -488,7 +485,7 @@ def test_unit_factor_covers_the_units_that_follow_the_file():
     assert unit_factor("N m", "N m") is None  # fixed SI units never differ between files
 
 
-def test_shortcuts_that_do_not_apply_are_skipped(runner, tmp_path):
+def test_shortcuts_that_do_not_apply_are_skipped(run_cli, tmp_path):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(f"""jobs:
   arm:
@@ -500,7 +497,7 @@ def test_shortcuts_that_do_not_apply_are_skipped(runner, tmp_path):
     options: {{set: {{crank_pin: 30}}}}
     checks: [{{min_transmission_angle: 40}}]
 """, encoding="utf-8")
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED
     out = {j["id"]: j for j in json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["jobs"]}
     assert out["arm"]["status"] == "passed"
@@ -512,7 +509,7 @@ def test_shortcuts_that_do_not_apply_are_skipped(runner, tmp_path):
     assert check["status"] == "failed" and "they come with analysis solve or forces" in check["message"]
 
 
-def test_a_column_check_that_cannot_exist_is_a_job_file_error(runner, tmp_path):
+def test_a_column_check_that_cannot_exist_is_a_job_file_error(run_cli, tmp_path):
     text = f"""jobs:
   typo:
     files: {FOURBAR}
@@ -526,18 +523,19 @@ def test_a_column_check_that_cannot_exist_is_a_job_file_error(runner, tmp_path):
 """
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(text, encoding="utf-8")
-    r = invoke(runner, jobs, "-j", "1", "--out-dir", tmp_path / "out")
+    r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "out")
     assert r.exit_code == ExitCode.INVALID_FILE, r.output
     assert re.search(r"jobs\.yaml:5:\d+: error: jobs\.typo\.checks\[0\]\.column: no column 'B\.transmision \[deg\]' "
                      r"in the results of solve on fourbar\.yaml\. Did you mean 'B\.transmission \[deg\]'\?", r.stderr)
     assert re.search(r"jobs\.yaml:9:\d+: error: jobs\.no_fourbar\.checks\[0\]\.column: no column 'coupler\.P\.y \[m\]' "
                      r"in the results of solve on planar_3r\.yaml", r.stderr)
-    assert re.search(r"jobs\.yaml:10:\d+: error: jobs\.no_fourbar\.checks\[1\]\.column: .* on planar_3r\.yaml", r.stderr)
+    assert re.search(r"jobs\.yaml:10:\d+: error: jobs\.no_fourbar\.checks\[1\]\.column: .* on planar_3r\.yaml",
+                     r.stderr)
     assert not (tmp_path / "out" / "summary.json").exists()  # nothing ran
 
 
-def test_a_short_form_check_no_file_can_meet_is_a_usage_error(runner, tmp_path):
-    r = invoke(runner, FOURBAR, REPO / "mechanisms" / "planar_3r.yaml", "--check", "B.transmision [deg]>=40",
+def test_a_short_form_check_no_file_can_meet_is_a_usage_error(run_cli, tmp_path):
+    r = run_cli("batch", FOURBAR, REPO / "mechanisms" / "planar_3r.yaml", "--check", "B.transmision [deg]>=40",
                "--out-dir", tmp_path)
     assert r.exit_code == ExitCode.USAGE
     assert "no file's results have a column 'B.transmision [deg]'. Did you mean 'B.transmission [deg]'?" in r.stderr

@@ -25,10 +25,6 @@ FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
 COARSE = "options: {sweep: {crank_pin: {from: 0, to: 360, step: 30}}}"
 
 
-def invoke(runner, *args):
-    return runner.invoke(app, ["batch", *[str(a) for a in args]])
-
-
 def write_jobs(tmp_path: Path, study: str, extra: str = "", name: str = "jobs.yaml") -> Path:
     path = tmp_path / name
     path.write_text(f"""jobs:
@@ -126,6 +122,11 @@ def test_latin_hypercube_has_one_sample_per_stratum():
     for k, (lo, hi) in enumerate([(0, 10), (5, 6)]):
         strata = np.floor((v[:, k] - lo) / (hi - lo) * n).astype(int)
         assert sorted(strata) == list(range(n))
+    # one seeded design (scipy.stats.qmc.LatinHypercube): the same seed and size give the same
+    # values, another seed another design
+    params = {"a.x": {"low": 0, "high": 10}, "a.y": {"low": 5, "high": 6}}
+    assert sample(study(method="lhs", variants=n, seed=1, parameters=params)) == [tuple(r) for r in v.tolist()]
+    assert not np.allclose(np.array(sample(study(method="lhs", variants=n, seed=2, parameters=params))), v)
 
 
 def test_normal_tolerance_is_three_sd_about_the_file_value():
@@ -134,19 +135,20 @@ def test_normal_tolerance_is_three_sd_about_the_file_value():
     is about 1/sqrt(2n) = 1.1 %, 5 % is ~4.5 of those."""
     from linkcli.batch.sampling import sample
 
-    s = study(method="normal", variants=4000, seed=3, parameters={"a.x": {"tolerance": 0.03}, "a.y": {"sd": 2, "mean": 10}})
+    s = study(method="normal", variants=4000, seed=3,
+              parameters={"a.x": {"tolerance": 0.03}, "a.y": {"sd": 2, "mean": 10}})
     v = np.array(sample(s, nominal=[3.5, None]))
     assert abs(v[:, 0].mean() - 3.5) < 0.06 * 0.01 and abs(v[:, 0].std() / 0.01 - 1) < 0.05
     assert abs(v[:, 1].mean() - 10) < 0.06 * 2 and abs(v[:, 1].std() / 2 - 1) < 0.05
 
 
 # -- a study with an invalid and a failing variant ------------------------------------------------------------
-def test_grid_study_reports_invalid_and_failing_variants(runner, tmp_path):
+def test_grid_study_reports_invalid_and_failing_variants(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, """      method: grid
       parameters:
         links.coupler.frames.B[0]: {values: [3.5, long, 1.0, 3.51]}
 """)
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output  # pass_fraction 1 by default
     rows = read_csv(tmp_path / "out" / "s.csv")
     assert [row["variant"] for row in rows] == ["0", "1", "2", "3"]
@@ -166,17 +168,17 @@ def test_grid_study_reports_invalid_and_failing_variants(runner, tmp_path):
     assert job["study"]["nominal"]["grashof"] == "crank-rocker"
 
 
-def test_pass_fraction_lets_a_study_pass(runner, tmp_path):
+def test_pass_fraction_lets_a_study_pass(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, """      method: list
       pass_fraction: 0.5
       parameters:
         links.coupler.frames.B[0]: {values: [3.5, 1.0]}
 """)
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == 0, r.output
 
 
-def test_parameter_path_not_in_the_file_fails_the_job_only(runner, tmp_path):
+def test_parameter_path_not_in_the_file_fails_the_job_only(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, """      method: list
       parameters:
         links.couplr.frames.B[0]: {values: [3.5]}
@@ -184,12 +186,12 @@ def test_parameter_path_not_in_the_file_fails_the_job_only(runner, tmp_path):
     files: {FOURBAR}
     {COARSE}
 """)
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED
     jobs_ = {j["id"]: j for j in json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]}
     assert jobs_["other"]["status"] == "passed"
     s = jobs_["s"]
-    line = next(i for i, l in enumerate(jobs.read_text().splitlines(), 1) if "couplr" in l)
+    line = next(i for i, ln in enumerate(jobs.read_text().splitlines(), 1) if "couplr" in ln)
     assert s["status"] == "error" and f"jobs.yaml:{line}:" in s["message"] and "Did you mean 'coupler'?" in s["message"]
 
 
@@ -203,25 +205,25 @@ NORMAL = """      method: normal
 """
 
 
-def test_same_seed_same_table_whatever_the_chunks_and_workers(runner, tmp_path):
+def test_same_seed_same_table_whatever_the_chunks_and_workers(run_cli, tmp_path):
     jobs = write_jobs(tmp_path, NORMAL)
-    r1 = invoke(runner, jobs, "--jobs", "1", "--chunk-size", "16", "--out-dir", tmp_path / "a", "-q")
-    r2 = invoke(runner, jobs, "--jobs", "2", "--chunk-size", "3", "--out-dir", tmp_path / "b", "-q")
+    r1 = run_cli("batch", jobs, "--jobs", "1", "--chunk-size", "16", "--out-dir", tmp_path / "a", "-q")
+    r2 = run_cli("batch", jobs, "--jobs", "2", "--chunk-size", "3", "--out-dir", tmp_path / "b", "-q")
     assert (r1.exit_code, r2.exit_code) == (0, 0), r1.output + r2.output
     a, b = (tmp_path / "a" / "s.csv").read_text(), (tmp_path / "b" / "s.csv").read_text()
     assert a == b
     rows = read_csv(tmp_path / "a" / "s.csv")
     assert len(rows) == 16 and len({row["links.coupler.frames.B[0]"] for row in rows}) == 16
     # more variants: the first 16 are the same ones
-    r3 = invoke(runner, jobs, "--jobs", "1", "--variants", "20", "--out-dir", tmp_path / "c", "-q")
+    r3 = run_cli("batch", jobs, "--jobs", "1", "--variants", "20", "--out-dir", tmp_path / "c", "-q")
     assert r3.exit_code == 0
     assert read_csv(tmp_path / "c" / "s.csv")[:16] == rows
 
 
-def test_parquet_study_table(runner, tmp_path):
+def test_parquet_study_table(run_cli, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     jobs = write_jobs(tmp_path, NORMAL.replace("variants: 16", "variants: 6") + "      output: s.parquet\n")
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == 0, r.output
     table = pq.read_table(tmp_path / "out" / "s.parquet")
     assert table.num_rows == 6
@@ -252,7 +254,7 @@ def test_parquet_without_pyarrow_says_what_to_install(monkeypatch, tmp_path):
         write_study_table(t, str(tmp_path / "s.parquet"))
 
 
-def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
+def test_simulate_study_peak_torque_and_an_invalid_stiffness(run_cli, tmp_path):
     """A spring stiffness cannot be negative (the format says >= 0): that variant is invalid and
     names the file's line; the others report the motor's peak torque."""
     motor = REPO / "mechanisms" / "motor_fourbar.yaml"
@@ -269,11 +271,11 @@ def test_simulate_study_peak_torque_and_an_invalid_stiffness(runner, tmp_path):
       parameters:
         springs.return_spring.stiffness: {{values: [5000, -1, 1000]}}
 """, encoding="utf-8")
-    r = invoke(runner, jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
+    r = run_cli("batch", jobs, "--jobs", "1", "--out-dir", tmp_path / "out", "-q")
     assert r.exit_code == 0, r.output
     rows = read_csv(tmp_path / "out" / "springs.csv")
     assert [row["status"] for row in rows] == ["passed", "invalid", "passed"]
-    line = next(i for i, l in enumerate(motor.read_text().splitlines(), 1) if "return_spring:" in l)
+    line = next(i for i, ln in enumerate(motor.read_text().splitlines(), 1) if "return_spring:" in ln)
     assert f"motor_fourbar.yaml:{line}:" in rows[1]["message"] and "negative" in rows[1]["message"]
     peaks = [float(rows[0]["peak [N m]"]), float(rows[2]["peak [N m]"])]
     assert all(p > 0 for p in peaks) and peaks[0] != peaks[1]

@@ -25,58 +25,54 @@ def line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
-def invoke(runner, *args, **kwargs):
-    return runner.invoke(app, [str(a) for a in args], **kwargs)
-
-
 # -- global options ----------------------------------------------------------------------------------
-def test_help_lists_commands_and_exit_codes(runner):
-    r = invoke(runner, "--help")
+def test_help_lists_commands_and_exit_codes(run_cli):
+    r = run_cli("--help")
     assert r.exit_code == 0
     for word in ("validate", "info", "schema", "Exit codes", "70"):
         assert word in r.stdout
 
 
-def test_no_arguments_shows_help(runner):
-    r = invoke(runner)
+def test_no_arguments_shows_help(run_cli):
+    r = run_cli()
     assert r.exit_code in (0, 2)  # click versions differ; it must not be an error of ours
     assert "Usage" in r.output
 
 
-def test_version(runner):
-    r = invoke(runner, "--version")
+def test_version(run_cli):
+    r = run_cli("--version")
     assert r.exit_code == 0
     assert r.stdout.strip() == f"linkcli {__version__}"
 
 
 @pytest.mark.parametrize("args", [["bogus"], ["info"], ["info", "--format", "xml", "x.yaml"], ["validate"],
                                   ["schema", "--nope"]])
-def test_usage_errors_exit_2(runner, args):
-    r = invoke(runner, *args)
+def test_usage_errors_exit_2(run_cli, args):
+    r = run_cli(*args)
     assert r.exit_code == ExitCode.USAGE, r.output
 
 
 # -- validate ------------------------------------------------------------------------------------
-def test_validate_ok(runner, fourbar_path):
-    r = invoke(runner, "validate", fourbar_path)
+def test_validate_ok(run_cli, fourbar_path):
+    r = run_cli("validate", fourbar_path)
     assert r.exit_code == 0, r.output
     assert r.stdout.strip() == f"ok {fourbar_path}"
 
 
-def test_validate_bad_file_names_file_and_line(runner, fourbar_text, write_mech):
+def test_validate_bad_file_names_file_and_line(run_cli, fourbar_text, write_mech):
     text = fourbar_text.replace("child: coupler.A", "child: couplr.A")
     path = write_mech(text, "bad.yaml")
-    r = invoke(runner, "validate", path)
+    r = run_cli("validate", path)
     assert r.exit_code == ExitCode.INVALID_FILE
     assert r.stdout == ""
     line = line_of(text, "couplr")
     assert re.search(rf"^{re.escape(path)}:{line}:\d+: error: .*couplr", r.stderr, re.M), r.stderr
 
 
-def test_validate_many_files_json(runner, fourbar_path, fourbar_text, write_mech):
+def test_validate_many_files_json(run_cli, fourbar_path, fourbar_text, write_mech):
     bad = write_mech(fourbar_text.replace("type: revolute, parent: crank.A", "type: revolut, parent: crank.A"))
     missing = bad + ".missing"
-    r = invoke(runner, "validate", "--format", "json", fourbar_path, bad, missing)
+    r = run_cli("validate", "--format", "json", fourbar_path, bad, missing)
     assert r.exit_code == ExitCode.INVALID_FILE
     data = json.loads(r.stdout)  # stdout is only JSON
     assert [d["file"] for d in data] == [fourbar_path, bad, missing]
@@ -87,24 +83,24 @@ def test_validate_many_files_json(runner, fourbar_path, fourbar_text, write_mech
     assert diag["severity"] == "error" and "revolut" in diag["message"] + diag["hint"]
 
 
-def test_validate_warnings_keep_exit_0(runner, fourbar_text, write_mech):
+def test_validate_warnings_keep_exit_0(run_cli, fourbar_text, write_mech):
     path = write_mech(fourbar_text.replace("links:\n", "links:\n  spare: {frames: {X: [0, 0]}}\n", 1))
-    r = invoke(runner, "validate", path)
+    r = run_cli("validate", path)
     assert r.exit_code == 0, r.output
     assert r.stdout.strip() == f"ok {path} (1 warning)"
     assert f"{path}:" in r.stderr and "warning" in r.stderr and "spare" in r.stderr
-    quiet = invoke(runner, "validate", "--quiet", path)
+    quiet = run_cli("validate", "--quiet", path)
     assert quiet.exit_code == 0 and quiet.stderr == ""
 
 
-def test_validate_compile_failure_is_internal_error(runner, fourbar_path, monkeypatch):
+def test_validate_compile_failure_is_internal_error(run_cli, fourbar_path, monkeypatch):
     import linkcli.compile
 
     def broken(*args, **kwargs):
         raise ValueError("boom")
 
     monkeypatch.setattr(linkcli.compile, "compile_mechanism", broken)
-    r = invoke(runner, "validate", fourbar_path)
+    r = run_cli("validate", fourbar_path)
     assert r.exit_code == ExitCode.INTERNAL
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("internal error: ValueError: boom")
@@ -112,15 +108,15 @@ def test_validate_compile_failure_is_internal_error(runner, fourbar_path, monkey
 
 
 # -- info ----------------------------------------------------------------------------------------
-def test_info_table(runner, fourbar_path):
-    r = invoke(runner, "info", fourbar_path)
+def test_info_table(run_cli, fourbar_path):
+    r = run_cli("info", fourbar_path)
     assert r.exit_code == 0, r.output
     for word in ("Crank-rocker four-bar", "crank_pin", "coupler.P", "Gruebler 1", "closed by joint"):
         assert word in r.stdout
 
 
-def test_info_json(runner, fourbar_path):
-    r = invoke(runner, "info", "--format", "json", fourbar_path)
+def test_info_json(run_cli, fourbar_path):
+    r = run_cli("info", "--format", "json", fourbar_path)
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["name"] == "Crank-rocker four-bar"
@@ -133,9 +129,9 @@ def test_info_json(runner, fourbar_path):
     assert data["warnings"] == []
 
 
-def test_info_warns_when_actuation_differs_from_mobility(runner, fourbar_text, write_mech):
+def test_info_warns_when_actuation_differs_from_mobility(run_cli, fourbar_text, write_mech):
     path = write_mech(fourbar_text.replace("child: coupler.A}", "child: coupler.A, actuated: true}"))
-    r = invoke(runner, "info", "-f", "json", path)
+    r = run_cli("info", "-f", "json", path)
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)  # stdout holds only the JSON, warnings included
     assert data["actuated"] == ["crank_pin", "A"]
@@ -143,9 +139,9 @@ def test_info_warns_when_actuation_differs_from_mobility(runner, fourbar_text, w
     assert re.search(rf"^{re.escape(path)}:\d+:\d+: warning: joints: 2 actuated", r.stderr, re.M)
 
 
-def test_info_invalid_file_exit_3(runner, write_mech):
+def test_info_invalid_file_exit_3(run_cli, write_mech):
     path = write_mech("name: x\nbase: ground\nlinks:\n  ground: {}\njoints: [1, 2\n")
-    r = invoke(runner, "info", path)
+    r = run_cli("info", path)
     assert r.exit_code == ExitCode.INVALID_FILE
     assert r.stderr.startswith(f"{path}:")
 
@@ -160,10 +156,10 @@ def _break_info(monkeypatch, exc):
     monkeypatch.setattr(info_cmd, "mechanism_info", broken)
 
 
-def test_internal_error_one_line_without_traceback(runner, fourbar_path, monkeypatch):
+def test_internal_error_one_line_without_traceback(run_cli, fourbar_path, monkeypatch):
     monkeypatch.delenv("LINKCLI_TRACEBACK", raising=False)
     _break_info(monkeypatch, RuntimeError("kaput\nsecond line"))
-    r = invoke(runner, "info", fourbar_path)
+    r = run_cli("info", fourbar_path)
     assert r.exit_code == ExitCode.INTERNAL
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
@@ -172,32 +168,32 @@ def test_internal_error_one_line_without_traceback(runner, fourbar_path, monkeyp
     assert "Traceback" not in r.output
 
 
-def test_internal_error_traceback_on_request(runner, fourbar_path, monkeypatch):
+def test_internal_error_traceback_on_request(run_cli, fourbar_path, monkeypatch):
     _break_info(monkeypatch, RuntimeError("kaput"))
-    r = invoke(runner, "--traceback", "info", fourbar_path)
+    r = run_cli("--traceback", "info", fourbar_path)
     assert r.exit_code == ExitCode.INTERNAL
     assert "Traceback (most recent call last)" in r.stderr and "internal error" in r.stderr
-    r = invoke(runner, "info", fourbar_path, env={"LINKCLI_TRACEBACK": "1"})
+    r = run_cli("info", fourbar_path, env={"LINKCLI_TRACEBACK": "1"})
     assert r.exit_code == ExitCode.INTERNAL and "Traceback" in r.stderr
 
 
-def test_analysis_input_error_exit_2(runner, fourbar_path, monkeypatch):
+def test_analysis_input_error_exit_2(run_cli, fourbar_path, monkeypatch):
     from linkcli.errors import AnalysisInputError
 
     _break_info(monkeypatch, AnalysisInputError("unknown joint 'crank'; valid: crank_pin, A, B, O4"))
-    r = invoke(runner, "info", fourbar_path)
+    r = run_cli("info", fourbar_path)
     assert r.exit_code == ExitCode.USAGE
     assert r.stderr.strip() == "error: unknown joint 'crank'; valid: crank_pin, A, B, O4"
 
 
 # -- schema --------------------------------------------------------------------------------------
-def test_schema_stdout_and_file(runner, tmp_path):
-    r = invoke(runner, "schema")
+def test_schema_stdout_and_file(run_cli, tmp_path):
+    r = run_cli("schema")
     assert r.exit_code == 0
     schema = json.loads(r.stdout)
     assert list(schema)[:3] == ["$schema", "$id", "title"]
     out = tmp_path / "s.json"
-    r2 = invoke(runner, "schema", "-o", out)
+    r2 = run_cli("schema", "-o", out)
     assert r2.exit_code == 0 and r2.stdout == ""
     assert out.read_text(encoding="utf-8") == r.stdout
 
@@ -272,11 +268,11 @@ def test_render_keeps_to_the_console_width():
     assert parts > 1 and text.count("100 rows, 6 shown") == 1
 
 
-def test_status_and_units_always_show_and_one_row_is_name_value_pairs(runner):
+def test_status_and_units_always_show_and_one_row_is_name_value_pairs(run_cli):
     """ik hid `status` (an unreachable target looked solved); fk showed 5 of 29 columns at 80
     characters."""
     planar_3r = Path(__file__).resolve().parent.parent / "mechanisms" / "planar_3r.yaml"
-    r = invoke(runner, "ik", planar_3r, "--target", "5,5", "--target", "1,1", env={"COLUMNS": "80"})
+    r = run_cli("ik", planar_3r, "--target", "5,5", "--target", "1,1", env={"COLUMNS": "80"})
     assert r.exit_code == 1
     assert all(len(line) <= 80 for line in r.stdout.splitlines())
     blocks = r.stdout.count("status")
@@ -284,25 +280,25 @@ def test_status_and_units_always_show_and_one_row_is_name_value_pairs(runner):
     for header in ("position_error [m]", "reached.x [m]", "shoulder.q [deg]", "iterations"):
         assert header in r.stdout
     fourbar = planar_3r.with_name("fourbar.yaml")
-    r = invoke(runner, "fk", fourbar, "--set", "crank_pin=30", env={"COLUMNS": "80"})
+    r = run_cli("fk", fourbar, "--set", "crank_pin=30", env={"COLUMNS": "80"})
     assert r.exit_code == 0
     lines = r.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines)
-    headers = next(csv.reader(io.StringIO(invoke(runner, "fk", fourbar, "--set", "crank_pin=30", "-f", "csv").stdout)))
+    headers = next(csv.reader(io.StringIO(run_cli("fk", fourbar, "--set", "crank_pin=30", "-f", "csv").stdout)))
     assert len(headers) == 29
     shown = {ln.rsplit(None, 1)[0].strip(): ln.split()[-1] for ln in lines if ln.strip() and "─" not in ln}
     assert all(h in shown for h in headers)  # each column on its own line: name [unit], value
     assert shown["status"] == "ok" and float(shown["crank_pin.q [deg]"]) == pytest.approx(30)
 
 
-def test_jacobian_table_has_units(runner):
+def test_jacobian_table_has_units(run_cli):
     fivebar = Path(__file__).resolve().parent.parent / "mechanisms" / "fivebar.yaml"
-    r = invoke(runner, "jacobian", fivebar, "-f", "csv")
+    r = run_cli("jacobian", fivebar, "-f", "csv")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert [(x["component"], x["unit"]) for x in rows] == [("vx", "m/deg"), ("vy", "m/deg"), ("wz", "deg/deg")]
 
 
-def test_info_uses_rank_mobility_when_available(runner, fourbar_path, monkeypatch):
+def test_info_uses_rank_mobility_when_available(run_cli, fourbar_path, monkeypatch):
     """Contract with linkcli.core.mobility: mobility_report(mech, q) -> object with .mobility."""
     import sys
     import types
@@ -322,7 +318,7 @@ def test_info_uses_rank_mobility_when_available(runner, fourbar_path, monkeypatc
     fake = types.ModuleType("linkcli.core.mobility")
     fake.mobility_report = mobility_report
     monkeypatch.setitem(sys.modules, "linkcli.core.mobility", fake)
-    r = invoke(runner, "info", "-f", "json", fourbar_path)
+    r = run_cli("info", "-f", "json", fourbar_path)
     assert r.exit_code == 0, r.output
     mob = json.loads(r.stdout)["mobility"]
     assert mob["rank"] == 1 and mob["gruebler"] == 1 and mob["rank_details"] == {"mobility": 1, "rank": 3}
@@ -330,20 +326,20 @@ def test_info_uses_rank_mobility_when_available(runner, fourbar_path, monkeypatc
 
 
 # -- issue 13: the command line as users expect it; issue 15: clean stderr ----------------------------
-def test_dash_o_dash_writes_to_stdout(runner, fourbar_path):
-    r = invoke(runner, "fk", fourbar_path, "--set", "crank_pin=30", "-o", "-")
+def test_dash_o_dash_writes_to_stdout(run_cli, fourbar_path):
+    r = run_cli("fk", fourbar_path, "--set", "crank_pin=30", "-o", "-")
     assert r.exit_code == 0, r.output
     rows = list(csv.reader(io.StringIO(r.stdout)))
     assert rows[0][0] == "crank_pin.q [deg]" and len(rows) == 2
     assert float(rows[1][0]) == pytest.approx(30.0, abs=1e-12)  # deg -> rad -> deg rounding
-    r = invoke(runner, "fk", fourbar_path, "--set", "crank_pin=30", "-o", "-", "--format", "json")
+    r = run_cli("fk", fourbar_path, "--set", "crank_pin=30", "-o", "-", "--format", "json")
     assert json.loads(r.stdout)["n_rows"] == 1
-    r = invoke(runner, "schema", "-o", "-")
+    r = run_cli("schema", "-o", "-")
     assert json.loads(r.stdout)["title"] == "linkcli mechanism file"
 
 
-def test_schema_refuses_a_csv_file(runner, tmp_path):
-    r = invoke(runner, "schema", "-o", tmp_path / "s.csv")
+def test_schema_refuses_a_csv_file(run_cli, tmp_path):
+    r = run_cli("schema", "-o", tmp_path / "s.csv")
     assert r.exit_code == ExitCode.USAGE
     assert "name the file .json" in r.stderr and not (tmp_path / "s.csv").exists()
 
@@ -374,7 +370,7 @@ def _help_texts(command) -> list[str]:
     return texts
 
 
-def test_every_help_text_survives_rendering(runner):
+def test_every_help_text_survives_rendering(run_cli):
     """Rich markup ate '[s]' in 'Time step [s].' (simulate --dt read 'Time step .'): every
     bracketed text (units, defaults) in every command's help must be printed as written."""
     import typer.main
@@ -383,7 +379,7 @@ def test_every_help_text_survives_rendering(runner):
     commands = {"": group, **{name: group.get_command(None, name) for name in group.list_commands(None)}}
     checked = 0
     for name, command in commands.items():
-        r = invoke(runner, *([name] if name else []), "--help", env={"COLUMNS": "200"})
+        r = run_cli(*([name] if name else []), "--help", env={"COLUMNS": "200"})
         assert r.exit_code == 0, r.output
         shown = " ".join(r.stdout.split())
         for text in _help_texts(command):
@@ -412,7 +408,7 @@ def test_shell_completion_is_available():
 
 
 # -- byte-level determinism (issue 15) ---------------------------------------------------------------
-def test_identical_runs_give_identical_files(runner, fourbar_path, tmp_path):
+def test_identical_runs_give_identical_files(run_cli, fourbar_path, tmp_path):
     """No wall time in the table's metadata (it stays in the stderr summary), a fixed SVG id
     salt: two runs write the same bytes."""
     pytest.importorskip("matplotlib")
@@ -420,9 +416,9 @@ def test_identical_runs_give_identical_files(runner, fourbar_path, tmp_path):
     outputs = []
     for k in range(2):
         sim, svg = tmp_path / f"sim{k}.json", tmp_path / f"draw{k}.svg"
-        r = invoke(runner, "simulate", pendulum, "--t-end", "0.05", "--dt", "0.01", "-o", sim)
+        r = run_cli("simulate", pendulum, "--t-end", "0.05", "--dt", "0.01", "-o", sim)
         assert r.exit_code == 0, r.output
-        r = invoke(runner, "draw", fourbar_path, "-o", svg)
+        r = run_cli("draw", fourbar_path, "-o", svg)
         assert r.exit_code == 0, r.output
         outputs.append((sim.read_bytes(), svg.read_bytes()))
     assert b"wall" not in outputs[0][0]

@@ -4,7 +4,6 @@ so tolerances are 1e-12 relative."""
 
 import numpy as np
 import pytest
-
 from kin_helpers import mech_from_yaml
 
 SHAPES = """

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 import scipy.sparse
 from scipy.sparse.csgraph import reverse_cuthill_mckee
+from test_dynamics_support import load
 
 from linkcli.core.assembly import assemble
 from linkcli.core.dynamics import integrator as it
 from linkcli.core.dynamics import setup as dyn_setup
 from linkcli.core.dynamics.linalg import band_lu_factor, band_lu_solve
-from test_dynamics_support import load
 
 EPS_FACTOR = 1e-14  # relative agreement per unit condition number (~50 ulps)
 
@@ -54,7 +54,7 @@ def _band_solve(K, rhs, order, kl):
     """Solve ``K x = rhs`` with the kernels' banded LU in the ordering ``order``."""
     N = len(K)
     B = np.zeros((N, 3 * kl + 1))
-    for i, j in zip(*np.nonzero(K)):
+    for i, j in zip(*np.nonzero(K), strict=True):
         B[order[i], order[j] - order[i] + kl] = K[i, j]
     xb = np.zeros(N)
     xb[order] = rhs

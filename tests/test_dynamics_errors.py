@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from linkcli.core.dynamics import simulate
 from test_dynamics_fourbar import joint_state
 from test_dynamics_support import load
+
+from linkcli.core.dynamics import simulate
 
 JOINTS = {"crank_pin": {"type": "revolute", "parent": "ground.O2", "child": "crank.O2", "actuated": True},
           "A": {"type": "revolute", "parent": "crank.A", "child": "coupler.A"},

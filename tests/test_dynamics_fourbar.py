@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from test_dynamics_support import load
 
 from linkcli.core.dynamics import simulate
-from test_dynamics_support import load
+
 R1, R2, R3, R4 = 4.0, 1.0, 3.0, 3.5  # ground, crank, coupler, rocker (m)
 MASS = np.array([R2, R3, R4])  # 1 kg/m
 INERTIA = MASS * np.array([R2, R3, R4]) ** 2 / 12.0

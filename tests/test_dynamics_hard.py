@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
+from test_dynamics_support import load
 
 from linkcli.core.assembly import assemble
 from linkcli.core.dynamics import simulate
 from linkcli.core.velocity import joint_rates
-from test_dynamics_support import load
 
 M, L, G = 2.0, 1.0, 9.81  # rod pendulum (tests/data/dynamics/pendulum.yaml)
 I_PIVOT, D = M * L**2 / 3.0, L / 2.0
@@ -124,13 +124,13 @@ def slider_crank_reference(theta0, w0, t_eval):
     Lagrangian ``T = J(theta) theta'^2 / 2``, ``V(theta)``: velocities of the CGs by complex-step
     derivatives of their positions (exact to round-off), J' and V' by central differences
     (step 1e-5: error ~1e-10 relative)."""
-    r, l, m1, m2, m3, i2 = 0.1, 0.4, 0.5, 1.0, 2.0, 0.01333
+    r, l_rod, m1, m2, m3, i2 = 0.1, 0.4, 0.5, 1.0, 2.0, 0.01333
 
     def positions(th):  # CGs of crank, rod, slider and the rod angle, for real or complex th
         ax, ay = r * np.cos(th), r * np.sin(th)
-        sphi = -r * np.sin(th) / l  # the slider stays on y = 0
+        sphi = -r * np.sin(th) / l_rod  # the slider stays on y = 0
         cphi = np.sqrt(1 - sphi**2)
-        return (0.5 * ax, 0.5 * ay), (ax + 0.2 * cphi, ay + 0.2 * sphi), (ax + l * cphi, 0 * th), np.arcsin(sphi)
+        return (0.5 * ax, 0.5 * ay), (ax + 0.2 * cphi, ay + 0.2 * sphi), (ax + l_rod * cphi, 0 * th), np.arcsin(sphi)
 
     def J(th):
         d = [np.imag(np.asarray(v)) / 1e-30 for v in _flatten(positions(th + 1e-30j))]
@@ -176,7 +176,8 @@ def test_tiny_inertia_large_step_finishes_ok_and_matches_the_reference():
     """A 2 kg rod pendulum whose mass sits at 0.5 m with a rotational inertia of only 1e-6 kg m^2
     at dt 1e-2 (the predictor h p / I once landed on the wrong root: a 179 deg flip)."""
     overrides = {"links": {"ground": {"frames": {"O": [0, 0]}},
-                           "rod": {"mass": 2.0, "cg": [0.5, 0], "inertia": 1e-6, "frames": {"O": [0, 0], "tip": [1, 0]}}}}
+                           "rod": {"mass": 2.0, "cg": [0.5, 0], "inertia": 1e-6,
+                                   "frames": {"O": [0, 0], "tip": [1, 0]}}}}
     mech = load("pendulum.yaml", overrides)
     inertia = 2.0 * 0.25 + 1e-6
     sol = pendulum_reference(0.0, 0.0, 2.0, inertia=inertia, mgd=2.0 * G * 0.5)
@@ -255,11 +256,13 @@ def test_pendulum_with_point_masses_period_against_elliptic_integral():
 
 
 def test_point_mass_at_an_unknown_frame_is_an_error_at_its_line(tmp_path):
-    from linkcli.io.loader import load_mechanism
     from test_dynamics_support import DATA
 
+    from linkcli.io.loader import load_mechanism
+
     text = (DATA / "pendulum.yaml").read_text().replace(
-        "    frames: {O: [0, 0], tip: [1, 0]}", "    frames: {O: [0, 0], tip: [1, 0]}\n    masses: {bob: {at: tpi, mass: 1}}")
+        "    frames: {O: [0, 0], tip: [1, 0]}",
+        "    frames: {O: [0, 0], tip: [1, 0]}\n    masses: {bob: {at: tpi, mass: 1}}")
     f = tmp_path / "p.yaml"
     f.write_text(text)
     with pytest.raises(Exception) as info:
@@ -274,7 +277,8 @@ def test_massless_coupler_between_two_pins_matches_the_minimal_coordinate_model(
     import test_dynamics_fourbar as fb
 
     links = {"ground": {"frames": {"O2": [0, 0], "O4": [4, 0]}},
-             "crank": {"shape": {"type": "rod", "between": ["O2", "A"], "mass": 1.0}, "frames": {"O2": [0, 0], "A": [1, 0]}},
+             "crank": {"shape": {"type": "rod", "between": ["O2", "A"], "mass": 1.0},
+                       "frames": {"O2": [0, 0], "A": [1, 0]}},
              "coupler": {"frames": {"A": [0, 0], "B": [3, 0]}},
              "rocker": {"shape": {"type": "rod", "between": ["O4", "B"], "mass": 3.5},
                         "frames": {"O4": [0, 0], "B": [3.5, 0]}}}

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from test_dynamics_support import load
 
 from linkcli.core import transforms as tf
 from linkcli.core.dynamics.bodies import inertial_properties
@@ -30,7 +31,6 @@ from linkcli.core.dynamics.kinematics import joint_geometry, joint_variables
 from linkcli.core.dynamics.layout import N_GEOMETRY
 from linkcli.core.dynamics.model import build_model
 from linkcli.core.dynamics.structs import as_kernel
-from test_dynamics_support import load
 
 H = 1e-6
 RNG = np.random.default_rng(7)

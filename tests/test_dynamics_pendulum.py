@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
+from test_dynamics_support import load
 
 from linkcli.core.dynamics import simulate
-from test_dynamics_support import load
+
 M, L, G = 2.0, 1.0, 9.81
 I_PIVOT, D = M * L**2 / 3.0, L / 2.0
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.integrate import solve_ivp
+from test_dynamics_fourbar import joint_state
+from test_dynamics_support import load
 
 from linkcli.core import forward
 from linkcli.core.dynamics import simulate
-from test_dynamics_fourbar import joint_state
-from test_dynamics_support import load
 
 J_BODY = np.diag([1.0, 2.0, 3.0])
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_dynamics_support import load
 
 from linkcli.core.dynamics import simulate
-from test_dynamics_support import load
 
 K, MASS = 50.0, 2.0
 W = np.sqrt(K / MASS)

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linkcli.analyses.simulate import SimulateRequest, request_from_defaults as sim_defaults, run_simulate
+from linkcli.analyses.simulate import SimulateRequest, run_simulate
+from linkcli.analyses.simulate import request_from_defaults as sim_defaults
 from linkcli.analyses.solve import request_from_defaults, run_solve
 from linkcli.cli.common import load_and_compile
 

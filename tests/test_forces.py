@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import MECHANISMS
 from kin_helpers import mech_from_yaml
 
 from linkcli.analyses.forces import ForcesRequest, parse_rate, run_equilibrium, run_forces
@@ -28,8 +29,6 @@ from linkcli.core.sweep import solve_sweep
 from linkcli.core.velocity import joint_accelerations, joint_rates
 from linkcli.errors import AnalysisInputError
 from linkcli.io.loader import load_mechanism
-
-from conftest import MECHANISMS
 
 
 def _mech(name):
@@ -144,23 +143,23 @@ assembly: {{crank_pin: 0.5, A: -0.6, B: 0.1, slide: {x0}}}
 
 
 def test_slider_crank_torque_matches_the_exact_engine_formula():
-    """Crank r with a rotating point mass m_A at the crank pin, massless connecting rod l,
+    """Crank r with a rotating point mass m_A at the crank pin, massless connecting rod l_rod,
     reciprocating mass m_B; constant crank speed w. Exact (not the harmonic series): with
-    x = r cos t + S, S = sqrt(l^2 - r^2 sin^2 t), the crank torque is
+    x = r cos t + S, S = sqrt(l_rod^2 - r^2 sin^2 t), the crank torque is
     T = m_B x' x'' w^2 + m_A g r cos t (piston inertia, and the weight of the rotating mass;
     its centripetal force passes through the crank centre)."""
-    r, l, mA, mB, w, g = 0.05, 0.17, 1.3, 0.9, 314.0, 9.81
-    mech = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
+    r, l_rod, mA, mB, w, g = 0.05, 0.17, 1.3, 0.9, 314.0, 9.81
+    mech = mech_from_yaml(ENGINE.format(r=r, l=l_rod, mA=mA, mB=mB, x0=r + l_rod))
     t = np.radians(np.arange(0.0, 360.0, 2.0)) + 1e-3
     res, qd, qdd = _motion(mech, t, w)
     fr = ks.inverse_dynamics(mech, res.q, qd, qdd, res.status == Status.CONVERGED, res.condition)
     s, c = np.sin(t), np.cos(t)
-    S = np.sqrt(l**2 - r**2 * s**2)
+    S = np.sqrt(l_rod**2 - r**2 * s**2)
     x1 = -r * s - r**2 * s * c / S
     x2 = -r * c - r**2 * (c**2 - s**2) / S - r**4 * s**2 * c**2 / S**3
     T = mB * x1 * x2 * w**2 + mA * g * r * c
     # 1e-9 relative to the largest torque: both are exact; the kinematic sweep's 1e-10 loop
-    # tolerance and round-off of the solve (condition of the rod/piston rows ~ l/r) remain
+    # tolerance and round-off of the solve (condition of the rod/piston rows ~ l_rod/r) remain
     assert np.abs(fr.driver_force[:, 0] - T).max() <= 1e-9 * np.abs(T).max()
 
 
@@ -179,7 +178,8 @@ def test_static_fourbar_coupler_load_matches_the_free_body_solution():
     fr = ks.inverse_dynamics(mech, res.q, zero, zero, extra_loads=loads, gravity=np.zeros(3))
     # the file's links have masses: with gravity off and at rest they carry no load
     Tf = frame_poses(mech, link_poses(mech, res.q))[..., :3, 3]
-    pos = {n: Tf[:, mech.frame_names.index(n)] for n in ("ground.O2", "ground.O4", "coupler.A", "coupler.B", "coupler.P")}
+    pos = {n: Tf[:, mech.frame_names.index(n)] for n in ("ground.O2", "ground.O4", "coupler.A", "coupler.B",
+                                                         "coupler.P")}
     A, B, Pp, O2, O4 = pos["coupler.A"], pos["coupler.B"], pos["coupler.P"], pos["ground.O2"], pos["ground.O4"]
     cross = lambda a, b: a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]  # noqa: E731
     u = (B - O4) / np.linalg.norm(B - O4, axis=1)[:, None]
@@ -391,9 +391,9 @@ def test_forces_job_in_batch_and_the_figure(tmp_path):
 def test_forces_do_not_depend_on_the_file_units():
     """The engine in mm and degrees (speed given as '3000 rpm', the input sweep in degrees)
     gives the same torques in N m and forces in N as in m and rad."""
-    r, l, mA, mB = 0.05, 0.17, 1.3, 0.9
-    si = mech_from_yaml(ENGINE.format(r=r, l=l, mA=mA, mB=mB, x0=r + l))
-    mm_text = ENGINE.format(r=r * 1e3, l=l * 1e3, mA=mA, mB=mB, x0=(r + l) * 1e3).replace(
+    r, l_rod, mA, mB = 0.05, 0.17, 1.3, 0.9
+    si = mech_from_yaml(ENGINE.format(r=r, l=l_rod, mA=mA, mB=mB, x0=r + l_rod))
+    mm_text = ENGINE.format(r=r * 1e3, l=l_rod * 1e3, mA=mA, mB=mB, x0=(r + l_rod) * 1e3).replace(
         "{length: m, angle: rad}", "{length: mm, angle: deg}").replace(
         "crank_pin: 0.5, A: -0.6, B: 0.1", "crank_pin: 28.6, A: -34.4, B: 5.7")
     mm = mech_from_yaml(mm_text)
@@ -473,7 +473,8 @@ def test_spatial_robot_power_balance_with_three_dimensional_inertia():
     assert np.all(fr.status == ks.OK)
     bm = ks.body_motion(mech, q, qd, qdd)
     I_w = np.einsum("nbij,bjk,nblk->nbil", bm.rot, mech.link_inertia[1:], bm.rot)
-    dT = np.einsum("b,nbi,nbi->n", mech.link_mass[1:], bm.vel, bm.acc) + np.einsum("nbi,nbij,nbj->n", bm.omg, I_w, bm.alpha)
+    dT = np.einsum("b,nbi,nbi->n", mech.link_mass[1:], bm.vel, bm.acc) + np.einsum("nbi,nbij,nbj->n", bm.omg, I_w,
+                                                                                   bm.alpha)
     p_g = np.einsum("b,nbi,i->n", mech.link_mass[1:], bm.vel, mech.gravity)
     p_in = np.einsum("nk,nk->n", fr.driver_force, qd[:, mech.q_actuated])
     scale = np.abs(dT).max() + np.abs(p_g).max()

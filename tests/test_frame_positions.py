@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from kin_helpers import mech_from_yaml
+
 from linkcli.core import forward
 
 MECHANISMS = sorted((Path(__file__).resolve().parent.parent / "mechanisms").glob("*.yaml"))

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from linkcli.cli.app import app
 from linkcli.errors import visible, visible_json
 from linkcli.io import yaml_source
 from linkcli.io.yaml_source import read_yaml_file
@@ -25,10 +24,6 @@ FOURBAR = REPO / "mechanisms" / "fourbar.yaml"
 #: ESC [2J clears the screen, ESC ] 0 ; ... BEL sets the window title, 0x9b is the 8-bit CSI
 EVIL = "x\x1b[2J\x1b]0;PWNED\x07\x9b31m\u2028\u202e\ufdd0"
 RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u2028", "\u202e", "\ufdd0")
-
-
-def invoke(runner, *args, **kwargs):
-    return runner.invoke(app, [str(a) for a in args], **kwargs)
 
 
 def no_raw_controls(text: str) -> bool:
@@ -61,10 +56,10 @@ def evil_file(tmp_path, fourbar_text):
     return path
 
 
-def test_unknown_key_with_escapes_is_shown_escaped(runner, tmp_path, fourbar_text):
+def test_unknown_key_with_escapes_is_shown_escaped(run_cli, tmp_path, fourbar_text):
     path = tmp_path / "m.yaml"
     path.write_text(fourbar_text + '"bad\\e[31mkey\\x9b": 1\n', encoding="utf-8")
-    r = invoke(runner, "validate", path)
+    r = run_cli("validate", path)
     assert r.exit_code == 3
     assert "unknown key 'bad\\x1b[31mkey\\x9b'" in r.stderr
     assert no_raw_controls(r.stderr) and no_raw_controls(r.stdout)
@@ -73,8 +68,8 @@ def test_unknown_key_with_escapes_is_shown_escaped(runner, tmp_path, fourbar_tex
 @pytest.mark.parametrize("args", [["info"], ["info", "--format", "json"], ["fk", "--set", "crank_pin=30"],
                                   ["fk", "--set", "crank_pin=30", "--format", "json"],
                                   ["jacobian", "--set", "crank_pin=30"]])
-def test_names_with_escapes_never_reach_the_terminal_raw(runner, evil_file, args):
-    r = invoke(runner, args[0], evil_file, *args[1:])
+def test_names_with_escapes_never_reach_the_terminal_raw(run_cli, evil_file, args):
+    r = run_cli(args[0], evil_file, *args[1:])
     assert r.exit_code == 0, r.output
     assert no_raw_controls(r.stdout) and no_raw_controls(r.stderr)
     assert "\\x1b[2J" in r.stdout or "\\u001b[2J" in r.stdout  # shown, as an escape
@@ -83,17 +78,17 @@ def test_names_with_escapes_never_reach_the_terminal_raw(runner, evil_file, args
         assert EVIL in (doc.get("name"), doc.get("metadata", {}).get("mechanism"))  # the data is intact
 
 
-def test_file_name_with_escapes(runner, tmp_path, fourbar_text):
+def test_file_name_with_escapes(run_cli, tmp_path, fourbar_text):
     path = tmp_path / "a\x1b]0;PWNED\x07.yaml"
     path.write_text(fourbar_text, encoding="utf-8")
-    r = invoke(runner, "validate", path, tmp_path / "missing\x1b[2J.yaml")
+    r = run_cli("validate", path, tmp_path / "missing\x1b[2J.yaml")
     assert r.exit_code == 3
     assert no_raw_controls(r.stdout + r.stderr)
     assert "a\\x1b]0;PWNED\\x07.yaml" in r.stdout
 
 
-def test_option_values_with_escapes(runner):
-    r = invoke(runner, "fk", FOURBAR, "--set", "bogus\x1b[2J=3")
+def test_option_values_with_escapes(run_cli):
+    r = run_cli("fk", FOURBAR, "--set", "bogus\x1b[2J=3")
     assert r.exit_code == 2
     assert no_raw_controls(r.stderr) and "bogus" in r.stderr
 
@@ -119,11 +114,11 @@ def _with_deadline(func, seconds: float = 10.0):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
-def test_fifo_is_refused_without_blocking(runner, tmp_path):
+def test_fifo_is_refused_without_blocking(run_cli, tmp_path):
     fifo = tmp_path / "f.yaml"
     os.mkfifo(fifo)
     try:
-        r = _with_deadline(lambda: invoke(runner, "validate", fifo, FOURBAR))
+        r = _with_deadline(lambda: run_cli("validate", fifo, FOURBAR))
     finally:  # unblock a reader if the test failed
         try:
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -135,27 +130,27 @@ def test_fifo_is_refused_without_blocking(runner, tmp_path):
     assert r.stdout.strip() == f"ok {FOURBAR}"  # the other file is still checked
 
 
-def test_devices_are_refused(runner):
+def test_devices_are_refused(run_cli):
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero")
-    r = _with_deadline(lambda: invoke(runner, "validate", "/dev/zero"))
+    r = _with_deadline(lambda: run_cli("validate", "/dev/zero"))
     assert r.exit_code == 3
     assert "/dev/zero: error: is a character device" in r.stderr
 
 
-def test_dash_reads_the_mechanism_from_stdin(runner, tmp_path, fourbar_text):
-    r = invoke(runner, "validate", "-", input=fourbar_text)
+def test_dash_reads_the_mechanism_from_stdin(run_cli, tmp_path, fourbar_text):
+    r = run_cli("validate", "-", input=fourbar_text)
     assert (r.exit_code, r.stdout.strip()) == (0, "ok <stdin>")
     out = tmp_path / "x.json"
-    r = invoke(runner, "fk", "-", "--set", "crank_pin=30", "-o", out, input=fourbar_text)
+    r = run_cli("fk", "-", "--set", "crank_pin=30", "-o", out, input=fourbar_text)
     assert r.exit_code == 0, r.output
     meta = json.loads(out.read_text())["metadata"]
     assert meta["file"] == "<stdin>"
     assert meta["file_sha256"] == hashlib.sha256(fourbar_text.encode()).hexdigest()
 
 
-def test_dash_with_errors_names_stdin(runner, fourbar_text):
-    r = invoke(runner, "validate", "-", input=fourbar_text.replace("child: coupler.A", "child: couplr.A"))
+def test_dash_with_errors_names_stdin(run_cli, fourbar_text):
+    r = run_cli("validate", "-", input=fourbar_text.replace("child: coupler.A", "child: couplr.A"))
     assert r.exit_code == 3
     assert r.stderr.startswith("<stdin>:")
 
@@ -174,7 +169,7 @@ def test_dev_stdin_is_hashed_with_the_bytes_parsed(tmp_path):
     assert meta["file_sha256"] == hashlib.sha256(FOURBAR.read_bytes()).hexdigest()
 
 
-def test_an_unreadable_file_is_a_diagnostic_of_that_file(runner, tmp_path, monkeypatch):
+def test_an_unreadable_file_is_a_diagnostic_of_that_file(run_cli, tmp_path, monkeypatch):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\n")
     real_open = yaml_source.os.open
@@ -185,14 +180,14 @@ def test_an_unreadable_file_is_a_diagnostic_of_that_file(runner, tmp_path, monke
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(yaml_source.os, "open", failing_open)
-    r = invoke(runner, "validate", bad, FOURBAR)
+    r = run_cli("validate", bad, FOURBAR)
     assert r.exit_code == 3
     assert f"{bad}: error: cannot read the file: Input/output error" in r.stderr
     assert r.stdout.strip() == f"ok {FOURBAR}"
 
 
-def test_whole_file_problems_are_not_at_line_0(runner, tmp_path):
-    r = invoke(runner, "validate", tmp_path / "missing.yaml", tmp_path)
+def test_whole_file_problems_are_not_at_line_0(run_cli, tmp_path):
+    r = run_cli("validate", tmp_path / "missing.yaml", tmp_path)
     assert r.exit_code == 3
     assert ":0:0" not in r.stderr
     assert f"{tmp_path / 'missing.yaml'}: error: file not found" in r.stderr
@@ -204,13 +199,13 @@ def test_read_yaml_file_on_a_regular_file_still_works():
 
 
 # -- bounded parsing and bounded reports ---------------------------------------------------------------
-def test_thousands_of_unknown_keys_give_a_short_report(runner, tmp_path, fourbar_text):
+def test_thousands_of_unknown_keys_give_a_short_report(run_cli, tmp_path, fourbar_text):
     from linkcli.errors import MAX_DIAGNOSTICS
 
     path = tmp_path / "m.yaml"
     n_bad = 3000
     path.write_text(fourbar_text + "".join(f"zz{i}: 1\n" for i in range(n_bad)), encoding="utf-8")
-    r = invoke(runner, "validate", path)
+    r = run_cli("validate", path)
     assert r.exit_code == 3
     lines = r.stderr.splitlines()
     errors = [ln for ln in lines if ": error: " in ln]
@@ -219,17 +214,17 @@ def test_thousands_of_unknown_keys_give_a_short_report(runner, tmp_path, fourbar
     # the allowed keys are listed once, not on every line
     assert sum("links, joints" in ln for ln in lines) == 1
     assert len(r.stderr) < 200 * MAX_DIAGNOSTICS
-    r = invoke(runner, "validate", "--format", "json", path)
+    r = run_cli("validate", "--format", "json", path)
     (doc,) = json.loads(r.stdout)
     assert len(doc["diagnostics"]) == MAX_DIAGNOSTICS and doc["omitted"] == n_bad - MAX_DIAGNOSTICS
 
 
-def test_100000_unknown_keys_stop_at_the_value_limit(runner, tmp_path):
+def test_100000_unknown_keys_stop_at_the_value_limit(run_cli, tmp_path):
     from linkcli.io.yaml_source import MAX_NODES
 
     path = tmp_path / "m.yaml"
     path.write_text("".join(f"k{i}: 1\n" for i in range(100_000)), encoding="utf-8")  # 1 MB
-    r = invoke(runner, "validate", path)
+    r = run_cli("validate", path)
     assert r.exit_code == 3
     (line,) = r.stderr.splitlines()
     # key k_i and its value are values 2i+2 and 2i+3 (the root mapping is value 1): value
@@ -238,9 +233,9 @@ def test_100000_unknown_keys_stop_at_the_value_limit(runner, tmp_path):
     assert line.startswith(f"{path}:{i + 1}:{len(f'k{i}: ') + 1}: error: k{i}: ") and "too many values" in line
 
 
-def test_usage_errors_quote_the_words_escaped(runner):
-    r = invoke(runner, "fk", FOURBAR, "--bogus\x1b[2J")
+def test_usage_errors_quote_the_words_escaped(run_cli):
+    r = run_cli("fk", FOURBAR, "--bogus\x1b[2J")
     assert r.exit_code == 2
     assert "--bogus\\x1b[2J" in r.output and no_raw_controls(r.output)
-    r = invoke(runner, "no\x1b]0;PWNED\x07such")
+    r = run_cli("no\x1b]0;PWNED\x07such")
     assert r.exit_code == 2 and no_raw_controls(r.output)

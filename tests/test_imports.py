@@ -52,7 +52,8 @@ def test_help_does_not_import_heavy_modules(argv):
 def test_command_help_does_not_import_numerics(command):
     # typer >= 0.2x converts every parameter value with pydantic TypeAdapters, so once a command
     # is parsed pydantic is imported by typer itself; numpy, scipy and linkcli's core must not be.
-    heavy = [m for m in heavy_in(imported_by(command, "--help")) if m.split(".")[0] not in ("pydantic", "pydantic_core")]
+    heavy = [m for m in heavy_in(imported_by(command, "--help")) if m.split(".")[0] not in ("pydantic",
+                                                                                            "pydantic_core")]
     assert heavy == []
 
 

@@ -122,9 +122,9 @@ def _ref_constraint_jacobian(mech, kin, T_A, T_B, phi):
     k = mech.loop_joint
     J_B = kin.J_link[..., mech.joint_child[k], :, :]
     J_A = kin.J_link[..., mech.joint_parent[k], :, :].copy()
-    for l, j in enumerate(k):
+    for li, j in enumerate(k):
         s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-        J_A[..., l, :, s:s + n] += np.swapaxes(kin.S[..., s:s + n, :], -1, -2)
+        J_A[..., li, :, s:s + n] += np.swapaxes(kin.S[..., s:s + n, :], -1, -2)
     vel_B = J_B[..., :3, :] - tf.hat(T_B[..., :3, 3]) @ J_B[..., 3:, :]
     vel_A = J_A[..., :3, :] - tf.hat(T_A[..., :3, 3]) @ J_A[..., 3:, :]
     dw = J_B[..., 3:, :] - J_A[..., 3:, :]
@@ -258,7 +258,7 @@ def assert_same_sweep(a, b, q_atol=1e-9):
     assert np.all(a.residual[ok] <= 1e-9) and np.all(b.residual[ok] <= 1e-9)
     np.testing.assert_array_equal(a.worst_loop[~ok], b.worst_loop[~ok])
     assert [(e.index, e.kind, e.loop) for e in a.events] == [(e.index, e.kind, e.loop) for e in b.events]
-    for ea, eb in zip(a.events, b.events):
+    for ea, eb in zip(a.events, b.events, strict=True):
         if np.isnan(ea.detail):
             assert np.isnan(eb.detail)
         else:

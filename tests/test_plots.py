@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linkcli.cli.app import app
 from linkcli.cli.common import ExitCode, load_and_compile
 from linkcli.core.assembly import assemble
 from linkcli.core.forward import effector_pose, frame_poses, link_poses
@@ -40,10 +39,6 @@ def mpl():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     return matplotlib
-
-
-def invoke(runner, *args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 # -- independent geometry ------------------------------------------------------------------------
@@ -213,9 +208,9 @@ def test_scene_coordinates_are_in_the_file_length_unit(fourbar_text, write_mech)
     assert scene.size == pytest.approx(scene_m.size)
 
 
-def test_drawing_in_millimetres(mpl, runner, fourbar_text, write_mech, tmp_path, captured_figures):
+def test_drawing_in_millimetres(mpl, run_cli, fourbar_text, write_mech, tmp_path, captured_figures):
     path = write_mech(fourbar_text.replace("units: {length: m, angle: deg}", "units: {length: mm, angle: deg}"))
-    r = invoke(runner, "draw", path, "-o", tmp_path / "mm.png")
+    r = run_cli("draw", path, "-o", tmp_path / "mm.png")
     assert r.exit_code == 0, r.output
     mech, q = assembled(path)
     ax = captured_figures[0].axes[0]
@@ -263,14 +258,14 @@ def test_frame_indices():
     assert list(frame_indices(0, 10)) == []
 
 
-def test_missing_matplotlib_is_a_clear_usage_error(runner, fourbar_path, tmp_path, monkeypatch):
+def test_missing_matplotlib_is_a_clear_usage_error(run_cli, fourbar_path, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
     with pytest.raises(PlotUnavailableError, match="linkcli\\[plot\\]"):
         require_matplotlib()
     for args in (["draw", fourbar_path, "-o", tmp_path / "x.png"],
                  ["solve", fourbar_path, "--plot", tmp_path / "x.png", "-q"],
                  ["animate", fourbar_path, "-o", tmp_path / "x.gif"]):
-        r = invoke(runner, *args)
+        r = run_cli(*args)
         assert r.exit_code == ExitCode.USAGE, r.output
         assert INSTALL_HINT in r.stderr and "Traceback" not in r.output
         assert not (tmp_path / "x.png").exists()
@@ -280,8 +275,9 @@ def test_missing_matplotlib_is_a_clear_usage_error(runner, fourbar_path, tmp_pat
 def test_command_help_does_not_import_matplotlib(command):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("LINKCLI_TRACEBACK", None)
-    code = ("import sys; from linkcli.cli.app import main\ntry:\n    main([%r, '--help'])\nexcept SystemExit:\n"
-            "    pass\nprint('MPL', 'matplotlib' in sys.modules)" % command)
+    code = ("import sys; from linkcli.cli.app import main\n"
+            f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n"
+            "    pass\nprint('MPL', 'matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "MPL False" in out.stdout
@@ -305,9 +301,9 @@ def captured_figures(monkeypatch):
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_every_example_draws_where_the_kinematics_puts_it(mpl, runner, tmp_path, captured_figures, path):
+def test_every_example_draws_where_the_kinematics_puts_it(mpl, run_cli, tmp_path, captured_figures, path):
     out = tmp_path / f"{path.stem}.png"
-    r = invoke(runner, "draw", path, "-o", out, "--labels")
+    r = run_cli("draw", path, "-o", out, "--labels")
     assert r.exit_code == 0, r.output
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (fig,) = captured_figures
@@ -327,8 +323,8 @@ def test_every_example_draws_where_the_kinematics_puts_it(mpl, runner, tmp_path,
     assert set(mech.joint_names) <= labels and set(mech.link_names[1:]) <= labels
 
 
-def test_draw_set_moves_the_crank(mpl, runner, fourbar_path, tmp_path, captured_figures):
-    r = invoke(runner, "draw", fourbar_path, "--set", "crank_pin=30", "-o", tmp_path / "f.svg")
+def test_draw_set_moves_the_crank(mpl, run_cli, fourbar_path, tmp_path, captured_figures):
+    r = run_cli("draw", fourbar_path, "--set", "crank_pin=30", "-o", tmp_path / "f.svg")
     assert r.exit_code == 0, r.output
     assert b"<svg" in (tmp_path / "f.svg").read_bytes()[:400]
     art = by_gid(captured_figures[0].axes[0])
@@ -337,27 +333,27 @@ def test_draw_set_moves_the_crank(mpl, runner, fourbar_path, tmp_path, captured_
     check_drawing(captured_figures[0].axes[0], mech, q)
 
 
-def test_draw_keeps_the_assembly_mode_far_from_the_estimate(mpl, runner, fourbar_path, tmp_path, captured_figures):
+def test_draw_keeps_the_assembly_mode_far_from_the_estimate(mpl, run_cli, fourbar_path, tmp_path, captured_figures):
     # the estimate is the open mode (B above the ground line); at crank 200 deg it must stay open
-    r = invoke(runner, "draw", fourbar_path, "--set", "crank_pin=200", "-o", tmp_path / "f.png")
+    r = run_cli("draw", fourbar_path, "--set", "crank_pin=200", "-o", tmp_path / "f.png")
     assert r.exit_code == 0, r.output
     art = by_gid(captured_figures[0].axes[0])
     assert art["joint:B"].center[1] > 0
 
 
-def test_draw_view_of_a_spatial_mechanism(mpl, runner, tmp_path, captured_figures):
-    r = invoke(runner, "draw", REPO / "mechanisms" / "rssr_spatial.yaml", "--view", "30,-45", "-o", tmp_path / "r.png")
+def test_draw_view_of_a_spatial_mechanism(mpl, run_cli, tmp_path, captured_figures):
+    r = run_cli("draw", REPO / "mechanisms" / "rssr_spatial.yaml", "--view", "30,-45", "-o", tmp_path / "r.png")
     assert r.exit_code == 0, r.output
     ax = captured_figures[0].axes[0]
     assert (ax.elev, ax.azim) == (30.0, -45.0)
 
 
-def test_draw_cannot_assemble_exits_1(mpl, runner, fourbar_text, write_mech, tmp_path):
+def test_draw_cannot_assemble_exits_1(mpl, run_cli, fourbar_text, write_mech, tmp_path):
     # coupler 1 instead of 3.5: at crank 180 deg A is 5 from O4 but coupler + rocker reach only 4
     path = write_mech(fourbar_text.replace("B: [3.5, 0], P: [1.75, 0.6]", "B: [1.0, 0], P: [0.5, 0.3]")
                       .replace("between: [A, B], mass: 3.5", "between: [A, B], mass: 1.0"))
     out = tmp_path / "x.png"
-    r = invoke(runner, "draw", path, "--set", "crank_pin=180", "-o", out)
+    r = run_cli("draw", path, "--set", "crank_pin=180", "-o", out)
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
     assert "cannot assemble at crank_pin = 180 deg" in r.stderr
     assert not out.exists()
@@ -368,9 +364,9 @@ def test_draw_cannot_assemble_exits_1(mpl, runner, fourbar_text, write_mech, tmp
     (["-o", "x.png", "--view", "30"], "ELEV,AZIM"),
     (["-o", "x.png", "--set", "crank=30"], "crank_pin"),
 ])
-def test_draw_usage_errors_exit_2(mpl, runner, fourbar_path, tmp_path, args, needle):
+def test_draw_usage_errors_exit_2(mpl, run_cli, fourbar_path, tmp_path, args, needle):
     args = [str(tmp_path / a) if a.startswith("x.") else a for a in args]
-    r = invoke(runner, "draw", fourbar_path, *args)
+    r = run_cli("draw", fourbar_path, *args)
     assert r.exit_code == ExitCode.USAGE, r.output
     assert needle in r.stderr
 
@@ -386,9 +382,9 @@ def solve_table(path, *args):
     return mech, run_solve(mech, req, loaded).table
 
 
-def test_solve_plot_draws_the_coupler_curve_on_the_mechanism(mpl, runner, fourbar_path, tmp_path, captured_figures):
+def test_solve_plot_draws_the_coupler_curve_on_the_mechanism(mpl, run_cli, fourbar_path, tmp_path, captured_figures):
     out = tmp_path / "coupler.png"
-    r = invoke(runner, "solve", fourbar_path, "--plot", out, "-o", tmp_path / "t.csv")
+    r = run_cli("solve", fourbar_path, "--plot", out, "-o", tmp_path / "t.csv")
     assert r.exit_code == 0, r.output
     assert out.stat().st_size > 0 and f"wrote {out}" in r.stderr
     (fig,) = captured_figures
@@ -417,12 +413,12 @@ def test_solve_plot_draws_the_coupler_curve_on_the_mechanism(mpl, runner, fourba
     assert any("crank_pin [deg]" in ax.get_xlabel() for ax in fig.axes)
 
 
-def test_solve_plot_velocity_ratios(mpl, runner, tmp_path, captured_figures):
+def test_solve_plot_velocity_ratios(mpl, run_cli, tmp_path, captured_figures):
     path = REPO / "mechanisms" / "slider_crank.yaml"
-    r = invoke(runner, "solve", path, "--rate", "crank_pin=360", "--plot", tmp_path / "r.png", "-q", "-f", "csv")
+    r = run_cli("solve", path, "--rate", "crank_pin=360", "--plot", tmp_path / "r.png", "-q", "-f", "csv")
     assert r.exit_code == 0, r.output
-    from linkcli.analyses.solve import SolveRequest, run_solve
     from linkcli.analyses.inputs import Sweep
+    from linkcli.analyses.solve import SolveRequest, run_solve
 
     loaded, mech = load_and_compile(path)
     table = run_solve(mech, SolveRequest(sweeps=[Sweep("crank_pin", 0, 360, 2)], rates={"crank_pin": 360}),
@@ -435,8 +431,8 @@ def test_solve_plot_velocity_ratios(mpl, runner, tmp_path, captured_figures):
     np.testing.assert_allclose(slide.get_ydata(), table["slide.qd [m/s]"] / 360.0)
 
 
-def test_solve_plot_columns(mpl, runner, fourbar_path, tmp_path, captured_figures):
-    r = invoke(runner, "solve", fourbar_path, "--sweep", "crank_pin=0:90:10", "--plot", tmp_path / "c.pdf",
+def test_solve_plot_columns(mpl, run_cli, fourbar_path, tmp_path, captured_figures):
+    r = run_cli("solve", fourbar_path, "--sweep", "crank_pin=0:90:10", "--plot", tmp_path / "c.pdf",
                "--plot-columns", "coupler.P.x,coupler.P.y [m],B.transmission", "-q", "-f", "csv")
     assert r.exit_code == 0, r.output
     assert (tmp_path / "c.pdf").read_bytes()[:4] == b"%PDF"
@@ -450,12 +446,12 @@ def test_solve_plot_columns(mpl, runner, fourbar_path, tmp_path, captured_figure
         np.testing.assert_allclose(lines[name].get_ydata(), table[header])
 
 
-def test_solve_plot_usage_errors(mpl, runner, fourbar_path, tmp_path):
-    r = invoke(runner, "solve", fourbar_path, "--plot", tmp_path / "x.jpeg", "-q")
+def test_solve_plot_usage_errors(mpl, run_cli, fourbar_path, tmp_path):
+    r = run_cli("solve", fourbar_path, "--plot", tmp_path / "x.jpeg", "-q")
     assert r.exit_code == ExitCode.USAGE and ".png" in r.stderr and r.stdout == ""  # before solving
-    r = invoke(runner, "solve", fourbar_path, "--plot-columns", "coupler.P.x", "-q")
+    r = run_cli("solve", fourbar_path, "--plot-columns", "coupler.P.x", "-q")
     assert r.exit_code == ExitCode.USAGE and "--plot FILE" in r.stderr
-    r = invoke(runner, "solve", fourbar_path, "--plot", tmp_path / "x.png", "--plot-columns", "coupler.P.xx",
+    r = run_cli("solve", fourbar_path, "--plot", tmp_path / "x.png", "--plot-columns", "coupler.P.xx",
                "-q", "-f", "csv")
     assert r.exit_code == ExitCode.USAGE and "coupler.P.x" in r.stderr  # did you mean
 
@@ -520,9 +516,9 @@ def test_simulation_figure_is_driven_by_column_names(mpl, tmp_path):
     assert all(ax.get_xlabel() in ("", "t [s]") for ax in fig.axes)
 
 
-def test_simulate_plot(mpl, runner, tmp_path, captured_figures):
+def test_simulate_plot(mpl, run_cli, tmp_path, captured_figures):
     out = tmp_path / "sim.png"
-    r = invoke(runner, "simulate", REPO / "mechanisms" / "double_pendulum.yaml", "--t-end", "0.05", "--dt", "0.005",
+    r = run_cli("simulate", REPO / "mechanisms" / "double_pendulum.yaml", "--t-end", "0.05", "--dt", "0.005",
                "--plot", out, "-o", tmp_path / "sim.csv", "-q")
     assert r.exit_code == 0, r.output
     assert out.stat().st_size > 0
@@ -537,12 +533,12 @@ def test_simulate_plot(mpl, runner, tmp_path, captured_figures):
 
 
 # -- animate -------------------------------------------------------------------------------------
-def test_animate_gif(mpl, runner, fourbar_path, tmp_path):
+def test_animate_gif(mpl, run_cli, fourbar_path, tmp_path):
     pytest.importorskip("PIL")
     from PIL import Image
 
     out = tmp_path / "m.gif"
-    r = invoke(runner, "animate", fourbar_path, "--sweep", "crank_pin=0:360:10", "--frames", "6", "--fps", "5",
+    r = run_cli("animate", fourbar_path, "--sweep", "crank_pin=0:360:10", "--frames", "6", "--fps", "5",
                "-o", out)
     assert r.exit_code == 0, r.output
     with Image.open(out) as im:
@@ -579,22 +575,22 @@ def test_animation_frames_follow_the_motion(mpl, monkeypatch, tmp_path):
         np.testing.assert_allclose(trace[-1], eff, atol=1e-9)
 
 
-def test_animate_mp4_without_ffmpeg_is_a_clear_error(mpl, runner, fourbar_path, tmp_path, monkeypatch):
+def test_animate_mp4_without_ffmpeg_is_a_clear_error(mpl, run_cli, fourbar_path, tmp_path, monkeypatch):
     from matplotlib.animation import FFMpegWriter
 
     monkeypatch.setattr(FFMpegWriter, "isAvailable", classmethod(lambda cls: False))
-    r = invoke(runner, "animate", fourbar_path, "-o", tmp_path / "m.mp4")
+    r = run_cli("animate", fourbar_path, "-o", tmp_path / "m.mp4")
     assert r.exit_code == ExitCode.USAGE
     assert "ffmpeg" in r.stderr and ".gif" in r.stderr and "Traceback" not in r.output
 
 
-def test_animate_without_a_sweep_says_how(mpl, runner, tmp_path):
-    r = invoke(runner, "animate", REPO / "mechanisms" / "double_pendulum.yaml", "-o", tmp_path / "m.gif")
+def test_animate_without_a_sweep_says_how(mpl, run_cli, tmp_path):
+    r = run_cli("animate", REPO / "mechanisms" / "double_pendulum.yaml", "-o", tmp_path / "m.gif")
     assert r.exit_code == ExitCode.USAGE
     assert "--sweep" in r.stderr and "--simulate" in r.stderr
 
 
-def test_animate_simulation(mpl, runner, tmp_path, monkeypatch):
+def test_animate_simulation(mpl, run_cli, tmp_path, monkeypatch):
     pytest.importorskip("PIL")
     from matplotlib.animation import PillowWriter
 
@@ -607,20 +603,20 @@ def test_animate_simulation(mpl, runner, tmp_path, monkeypatch):
 
     monkeypatch.setattr(PillowWriter, "grab_frame", grab)
     out = tmp_path / "sim.gif"
-    r = invoke(runner, "animate", REPO / "mechanisms" / "double_pendulum.yaml", "--simulate", "--t-end", "0.5",
+    r = run_cli("animate", REPO / "mechanisms" / "double_pendulum.yaml", "--simulate", "--t-end", "0.5",
                "--dt", "0.01", "--frames", "4", "-o", out)
     assert r.exit_code == 0, r.output
     assert out.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
     assert len(frames) == 4 and frames[0].endswith("t = 0.000 s") and frames[-1].endswith("t = 0.500 s")
 
 
-def test_solve_plot_with_failed_points_still_draws_and_exits_1(mpl, runner, fourbar_text, write_mech, tmp_path,
+def test_solve_plot_with_failed_points_still_draws_and_exits_1(mpl, run_cli, fourbar_text, write_mech, tmp_path,
                                                                captured_figures):
     # coupler 1: the crank cannot turn fully; the rows that do not assemble are NaN, not drawn
     path = write_mech(fourbar_text.replace("B: [3.5, 0], P: [1.75, 0.6]", "B: [1.0, 0], P: [0.5, 0.3]")
                       .replace("between: [A, B], mass: 3.5", "between: [A, B], mass: 1.0"))
     out = tmp_path / "p.png"
-    r = invoke(runner, "solve", path, "--sweep", "crank_pin=0:360:10", "--plot", out, "-f", "csv")
+    r = run_cli("solve", path, "--sweep", "crank_pin=0:360:10", "--plot", out, "-f", "csv")
     assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
     assert out.stat().st_size > 0
     art = by_gid(captured_figures[0].axes[0])

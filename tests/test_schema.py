@@ -78,3 +78,7 @@ def test_readme_starts_with_the_two_setup_commands():
     awk = ci.split('test_line="$(', 1)[1].split(')"\n', 1)[0]
     got = subprocess.run(["bash", "-c", awk], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert got.strip() == block[1]  # CI runs the README's test command verbatim
+    # ruff and mypy (pyproject.toml's pinned `lint` extra) run first, in the same .venv
+    lint_at = ci.index('bash -eo pipefail -c "$lint_line"')
+    assert lint_at < ci.index('bash -eo pipefail -c "$test_line"')
+    assert 'pip install ".[lint]" && ruff check . && mypy' in ci

@@ -53,6 +53,7 @@ def test_workers_use_the_compiled_kernel_single_solves_keep_the_rule(monkeypatch
     monkeypatch.delenv("LINKCLI_SWEEP", raising=False)
     monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
     from kin_helpers import mech_from_yaml
+
     from linkcli.core import sweep
 
     mech = mech_from_yaml(FOURBAR.read_text(encoding="utf-8"))
@@ -74,7 +75,7 @@ def test_study_with_the_kernel_equals_the_study_with_the_numpy_path(runner, tmp_
     assert len(fast) == len(ref) == 12
     # some variants fail the 0.01 m check: both outcomes are exercised
     assert {r["status"] for r in ref} >= {"passed", "failed"}
-    for a, b in zip(fast, ref):
+    for a, b in zip(fast, ref, strict=True):
         for key in b:
             if key.endswith("[m]"):
                 # positions converge to 1e-10 of the 4 m mechanism on both paths: 4e-10 m each

@@ -38,9 +38,9 @@ def Rz(a):
     return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
 
 
-def H(R=np.eye(3), p=(0.0, 0.0, 0.0)):
+def H(R=None, p=(0.0, 0.0, 0.0)):
     T = np.eye(4)
-    T[:3, :3] = R
+    T[:3, :3] = np.eye(3) if R is None else R
     T[:3, 3] = p
     return T
 
@@ -368,7 +368,7 @@ def test_planar():
     x, y, ang = RNG.normal(size=(3, 40))
     ang *= 2
     T = tf.planar_transform(x, y, ang)
-    hand = np.array([H(Rz(c), (a, b, 0)) for a, b, c in zip(x, y, ang)])
+    hand = np.array([H(Rz(c), (a, b, 0)) for a, b, c in zip(x, y, ang, strict=True)])
     np.testing.assert_allclose(T, hand, atol=1e-15)
     wrapped = (ang + PI) % (2 * PI) - PI
     np.testing.assert_allclose(tf.planar_pose(T), np.stack([x, y, wrapped], -1), atol=1e-14)

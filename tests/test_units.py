@@ -417,6 +417,7 @@ def _names(jtype: str, n: int) -> list[str]:
 def test_variable_kinds_are_the_documented_ones():
     """The checker's table is the one docs/format.md states ("Joint variables": `J.q1` angle, ...)."""
     import re
+
     from linkcli.model.checks import JOINT_VARIABLE_KINDS
     doc = (REPO / "docs" / "format.md").read_text(encoding="utf-8")
     documented = {}
@@ -434,12 +435,12 @@ def test_right_kinds_on_every_variable_pass(tmp_path, jtype, kinds):
     lim = ", ".join(f"[-{GOOD[k]}, {GOOD[k]}]".replace("-'", "'-") for k in kinds)
     limits = lim if len(kinds) == 1 else f"[{lim}]"
     assembly = GOOD[kinds[0]] if len(kinds) == 1 else "[" + ", ".join(GOOD[k] for k in kinds) + "]"
-    sets = ", ".join(f"{n}: {GOOD[k]}" for n, k in zip(names, kinds))
+    sets = ", ".join(f"{n}: {GOOD[k]}" for n, k in zip(names, kinds, strict=True))
     text = one_joint(jtype, limits, f"assembly: {{J: {assembly}}}\nanalysis: {{solve: {{set: {{{sets}}}}}}}\n")
     m = load(tmp_path, text)
     lo = m.model.joints["J"].limits
     pairs = lo if isinstance(lo[0], list) else [lo]
-    for (a, b), k in zip(pairs, kinds):  # file units: 5 mm -> 5, 5 deg -> 5
+    for (a, b), k in zip(pairs, kinds, strict=True):  # file units: 5 mm -> 5, 5 deg -> 5
         assert (a, b) == (-5.0, 5.0), (jtype, k)
 
 
@@ -461,7 +462,8 @@ def test_wrong_kind_on_any_variable_is_an_error_at_its_line(tmp_path, jtype, kin
             key = "assembly.J" + ("" if len(kinds) == 1 else f"[{bad}]")
             fragment = f"J: {vals[bad]}" if len(kinds) == 1 else vals[bad]
         elif where == "solve.set":
-            extra = "analysis:\n  solve:\n    set:\n" + "".join(f"      {n}: {v}\n" for n, v in zip(names, vals))
+            extra = "analysis:\n  solve:\n    set:\n" + "".join(f"      {n}: {v}\n" for n, v in zip(names, vals,
+                                                                                                    strict=True))
             key, fragment = f"analysis.solve.set.{names[bad]}", f"{names[bad]}: {vals[bad]}"
         else:
             extra = (f"analysis:\n  solve:\n    sweep:\n      {names[bad]}:\n        from: {vals[bad]}\n"

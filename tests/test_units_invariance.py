@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, get_args, get_origin
+from typing import Any, get_args, get_origin
 
 import numpy as np
 import pytest

@@ -4,7 +4,8 @@ line of the offending key, its key path, what is wrong and how to fix it.
 The table ``BAD`` holds one small file per mistake: most are one-line edits of ``FOURBAR`` (a
 planar four-bar in flow style, whose line numbers are listed next to it) or ``ARM`` (a spatial
 DH arm), so the expected line is easy to check by eye. Each case states the EXACT line and key
-path of the first diagnostic, a piece of its message and a piece of its hint (how to fix it). Files of bytes (binary, bad UTF-8, huge) are written as bytes.
+path of the first diagnostic, a piece of its message and a piece of its hint (how to fix it).
+Files of bytes (binary, bad UTF-8, huge) are written as bytes.
 
 Further tests: all problems of a file at once, sorted by line; the one-line format
 ``path:line:col: error: key.path: what. how to fix``; warnings; traps that must NOT be errors
@@ -26,9 +27,8 @@ from hypothesis import strategies as st
 
 from linkcli.compile import compile_mechanism
 from linkcli.errors import MechanismFileError
-from linkcli.io.loader import load_mechanism
+from linkcli.io.loader import load_mechanism, validate_document
 from linkcli.io.yaml_source import MAX_BYTES, load_yaml
-from linkcli.io.loader import validate_document
 
 DATA = Path(__file__).resolve().parent / "data" / "bad"
 MECHANISMS = Path(__file__).resolve().parents[1] / "mechanisms"
@@ -433,7 +433,9 @@ def test_formatted_message(tmp_path):
 
 # -- warnings and traps that are fine -----------------------------------------------------------------
 def test_link_without_joints_is_a_warning_not_an_error(tmp_path):
-    text = edit(FOURBAR, 7, "  rocker: {frames: {O4: [0, 0], B: [3, 0]}}\n  spare: {mass: 1, cg: [0, 0], inertia: 0.1}")  # a full body: the only warning is the missing joints
+    # a full body: the only warning is the missing joints
+    text = edit(FOURBAR, 7, "  rocker: {frames: {O4: [0, 0], B: [3, 0]}}\n"
+                            "  spare: {mass: 1, cg: [0, 0], inertia: 0.1}")
     loaded = load_mechanism(_write(tmp_path, text))
     (w,) = loaded.warnings
     assert (w.severity, w.line, w.key) == ("warning", 8, "links.spare")
@@ -600,9 +602,9 @@ def test_over_actuated_mechanism_is_reported_by_validate(runner, fourbar_text, w
 
 
 def test_under_actuated_mechanisms_for_simulation_validate_quietly(runner):
-    from linkcli.cli.app import app
-
     from pathlib import Path
+
+    from linkcli.cli.app import app
 
     path = Path(__file__).resolve().parent.parent / "mechanisms" / "double_pendulum.yaml"
     r = runner.invoke(app, ["validate", str(path)])

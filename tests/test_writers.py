@@ -14,8 +14,17 @@ import numpy as np
 import pytest
 
 from linkcli.io import writers
-from linkcli.io.writers import OutputError, read_table_json, table_to_string, write_table
+from linkcli.io.writers import OutputError, dump_table, read_table_json, write_table
 from linkcli.results import Column, ResultTable, Units, header_of
+
+
+def table_to_string(table, format: str = "csv") -> str:
+    """The text write_table would put in a file (dump_table into memory)."""
+    import io
+
+    buf = io.StringIO()
+    dump_table(table, buf, format)
+    return buf.getvalue()
 
 
 class Status(Enum):
@@ -197,11 +206,42 @@ def test_failed_replace_keeps_previous_file(tmp_path, monkeypatch):
     assert path.read_text() == "old\n" and files_in(tmp_path) == ["out.csv"]
 
 
+@pytest.mark.parametrize("proc", [True, False], ids=["proc-status", "probe-file"])
+def test_umask_read_without_changing_it(tmp_path, monkeypatch, proc):
+    """writers._umask reads the umask from /proc/self/status or, where that is missing, from
+    a probe file; both agree with os.umask, which is never called (it would flip the umask
+    process-wide, racing other threads), and the probe leaves no file behind."""
+    from linkcli.io import writers
+
+    old = os.umask(0o027)
+    try:
+        if not proc:
+            real_open = open
+
+            def no_proc(file, *args, **kwargs):
+                if str(file) == "/proc/self/status":
+                    raise FileNotFoundError(file)
+                return real_open(file, *args, **kwargs)
+
+            monkeypatch.setattr("builtins.open", no_proc)
+        elif not os.path.exists("/proc/self/status"):
+            pytest.skip("no /proc on this system")
+        monkeypatch.setattr(os, "umask", lambda *_: pytest.fail("os.umask called"))
+        assert writers._umask(str(tmp_path)) == 0o027
+        path = tmp_path / "out.csv"
+        write_table(sample_table(), path)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
+    assert files_in(tmp_path) == ["out.csv"]
+
+
 def test_write_replaces_and_keeps_permissions(tmp_path):
     path = tmp_path / "out.csv"
     write_table(sample_table(), path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    umask = os.umask(0)
+    umask = os.umask(0)  # the test runs single-threaded: flipping the umask here is safe
     os.umask(umask)
     assert mode == 0o666 & ~umask  # not mkstemp's 0o600
     os.chmod(path, 0o640)

@@ -28,7 +28,7 @@ def test_npz_round_trip_is_exact_with_units(tmp_path):
     back = read_table_npz(tmp_path / "r.npz")
     assert back.headers() == t.headers() == ["coupler.P.x [mm]", "crank_pin.q [deg]", "status", "ok", "iterations"]
     assert back.n == t.n and back.metadata == t.metadata
-    for a, b in zip(t.columns, back.columns):
+    for a, b in zip(t.columns, back.columns, strict=True):
         assert (a.entity, a.quantity, a.unit, a.kind) == (b.entity, b.quantity, b.unit, b.kind)
         if a.kind == "float":
             np.testing.assert_array_equal(a.values.view(np.int64), b.values.view(np.int64))  # bit for bit

@@ -10,21 +10,22 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parent.parent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linkcli.errors import Diagnostic, MechanismFileError
 from linkcli.io import yaml_source
 from linkcli.io.yaml_source import (
-    MAX_ALIAS_NODES, MAX_NODES,
+    MAX_ALIAS_NODES,
     MAX_BYTES,
     MAX_DEPTH,
+    MAX_NODES,
     SourceMap,
     load_yaml,
     read_yaml_file,
 )
+
+REPO = Path(__file__).resolve().parent.parent
 
 FILE = "mech.yaml"
 

@@ -125,7 +125,7 @@ def input_rates(mech: CompiledMechanism, values: dict, order: int, option: str) 
 def default_speeds(mech: CompiledMechanism) -> dict[int, float]:
     """Actuated index -> SI speed of a ``constant_speed`` motion driver on it (the file's motor)."""
     out = {}
-    for qi, kind, prof in zip(mech.driver_q, mech.driver_kind, mech.driver_profile):
+    for qi, kind, prof in zip(mech.driver_q, mech.driver_kind, mech.driver_profile, strict=True):
         if kind == DRIVE_MOTION and prof.kind == "constant_speed":
             out[int(np.flatnonzero(mech.q_actuated == qi)[0])] = float(prof.params["speed"])
     return out
@@ -142,7 +142,8 @@ def extra_loads(mech: CompiledMechanism, loads: dict[str, list[float]], option: 
         if mech.frame_link[mech.frame_names.index(name)] == 0:
             raise AnalysisInputError(f"{option} {name}: a load on the base link '{mech.link_names[0]}' does nothing; "
                                      "put it on a moving link's frame. " + choices_hint(
-                                         "frames", name, [n for n in named if not n.startswith(mech.link_names[0] + ".")]))
+                                         "frames", name,
+                                         [n for n in named if not n.startswith(mech.link_names[0] + ".")]))
         if len(force) != dim:
             raise AnalysisInputError(f"{option} {name}: a force needs {dim} components (N, world frame), "
                                      f"got {len(force)}")
@@ -207,7 +208,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
     status_text[(status_text == OK_TEXT) & (fr.status != ks.OK)] = SINGULAR_TEXT
     status_text = status_text.astype(str)
     messages = sweep_messages(mech, res, path, status_text) + list(fr.warnings)
-    singular = np.flatnonzero((fr.status == ks.SINGULAR))
+    singular = np.flatnonzero(fr.status == ks.SINGULAR)
     for i in singular[:5]:
         messages.append(f"singular configuration (toggle or dead centre) at {format_inputs(mech, path[i])}: no finite "
                         "input torque balances the loads there; the point has status singular")
@@ -215,7 +216,8 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
     summary = summarise(mech, path, fr, req)
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
-    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True))}
+    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
+                                                                 strict=True)}
     n_failed = int(np.sum(status_text != OK_TEXT))
     return ForcesOutcome(table, n_failed, messages, summary, fr)
 

@@ -85,10 +85,11 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> tuple[Result
     table.add("", "status", "", [r.status.name.lower() for _, _, r in rows])
     failed = sum(r.status != IKStatus.CONVERGED for _, _, r in rows)
     events = []
-    for k, ((values, mode, r), err) in enumerate(zip(rows, pos_err)):
+    for k, ((values, mode, r), err) in enumerate(zip(rows, pos_err, strict=True)):
         if r.status == IKStatus.UNREACHABLE:
             events.append(f"target {k + 1} ({', '.join(f'{v:g}' for v in values)}) is unreachable in {mode} mode: the "
-                          f"closest pose reached is {err / mech.length_scale:.9g} {mech.length_unit} away (position_error)")
+                          f"closest pose reached is {err / mech.length_scale:.9g} {mech.length_unit} away "
+                          "(position_error)")
         elif r.status == IKStatus.NO_ASSEMBLY:
             events.append(f"target {k + 1} ({', '.join(f'{v:g}' for v in values)}): no pose closes the loops")
     table.metadata["events"] = events

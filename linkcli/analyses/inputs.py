@@ -154,16 +154,16 @@ def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], m
     idx = [actuated_index(mech, s.name, "--sweep") for s in sweeps]
     if len(set(idx)) != len(idx):
         raise AnalysisInputError("--sweep: the same variable is swept twice")
-    for s, k in zip(sweeps, idx):
+    for s, k in zip(sweeps, idx, strict=True):
         for end in (s.from_, s.to):
             check_joint_value(mech, k, end * scale[k], f"--sweep {s.name}: {end:g}")
-    axes = [s.values() * scale[k] for s, k in zip(sweeps, idx)]
+    axes = [s.values() * scale[k] for s, k in zip(sweeps, idx, strict=True)]
     if mode == "zip":
         n = {len(a) for a in axes}
         if len(n) != 1:
             raise AnalysisInputError(f"zipped sweeps need equal point counts, got {sorted(len(a) for a in axes)}")
         path = np.tile(base, (len(axes[0]), 1))
-        for k, a in zip(idx, axes):
+        for k, a in zip(idx, axes, strict=True):
             path[:, k] = a
         return path, np.arange(len(path))
     grids = np.meshgrid(*axes, indexing="ij")
@@ -171,7 +171,7 @@ def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], m
     natural = np.arange(grids[0].size).reshape(shape)
     serp = _serpentine(natural)
     path = np.tile(base, (grids[0].size, 1))
-    for k, g in zip(idx, grids):
+    for k, g in zip(idx, grids, strict=True):
         path[:, k] = g.ravel()[serp]
     order = np.argsort(serp)
     return path, order

@@ -60,7 +60,7 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     table.metadata.update({
         "status": STATUS_TEXT[Status(int(res.status))],
         "configuration": {n: float(v / (mech.angle_scale if r else mech.length_scale))
-                          for n, v, r in zip(mech.q_names, res.q, mech.q_is_rotation)},
+                          for n, v, r in zip(mech.q_names, res.q, mech.q_is_rotation, strict=True)},
         "singular_values": None if metrics is None else metrics.singular_values,
         "condition": None if metrics is None else metrics.condition,
         "manipulability": None if metrics is None else metrics.manipulability,

@@ -9,8 +9,8 @@ rates give consistent rates of every joint.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -24,7 +24,6 @@ from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable
 from .inputs import actuated_values
-
 
 ASSEMBLY_TOL = 1e-10  # loop closure of the start (relative to the mechanism size, see assemble)
 
@@ -64,7 +63,8 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
     actuated = {mech.q_names[i] for i in mech.q_actuated}
     ad0 = actuated_values(mech, {k: v for k, v in req.rates.items() if k in actuated}, "--rate")
     notes = []
-    for name, qi, kind, prof in zip(mech.driver_names, mech.driver_q, mech.driver_kind, mech.driver_profile):
+    for name, qi, kind, prof in zip(mech.driver_names, mech.driver_q, mech.driver_kind, mech.driver_profile,
+                                    strict=True):
         if kind != DRIVE_MOTION:
             continue
         k = int(np.flatnonzero(mech.q_actuated == qi)[0])
@@ -87,7 +87,7 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     if problem:
         raise AnalysisInputError(problem)
     a0, ad0, messages = initial_state(mech, req)
-    massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:]) if not has]
+    massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:], strict=True) if not has]
     if massless:
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
     start = assemble(mech, a0, mech.q_init, tol=ASSEMBLY_TOL)

@@ -14,8 +14,16 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.forward import effector_pose, frame_positions, link_poses
-from ..core.limits import (NO_CONFIGURATION, OK, OUTSIDE_LIMITS, Limit, limit_violations, locate_limits,
-                           proven_unreachable, row_status)
+from ..core.limits import (
+    NO_CONFIGURATION,
+    OK,
+    OUTSIDE_LIMITS,
+    Limit,
+    limit_violations,
+    locate_limits,
+    proven_unreachable,
+    row_status,
+)
 from ..core.loop_closure import Status
 from ..core.mechanism import CompiledMechanism
 from ..core.planar_metrics import fourbar_loops, grashof_class, input_angle, input_range, transmission_angle
@@ -88,13 +96,14 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     _add_effector(table, mech, T_eff, o)
     _add_frames(table, mech, frames, p_frames[o], res.q[o], qd, qdd, ok[o], o)
     del T_eff, p_frames
-    limits = locate_limits(mech, path, res.q, res.status, [e.index for e in res.events if e.kind == "singular_crossing"],
+    limits = locate_limits(mech, path, res.q, res.status,
+                           [e.index for e in res.events if e.kind == "singular_crossing"],
                            width=LIMIT_WIDTH * actuated_scale(mech), tol=req.tol)
     inv = np.argsort(o)  # solve index -> output row
     table.metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
     named: set[str] = set()
     for loop in fourbar_loops(mech):
-        mu = np.where(ok, _by_chunks(lambda qc: transmission_angle(mech, loop, qc), res.q), np.nan)
+        mu = np.where(ok, _by_chunks(lambda qc, loop=loop: transmission_angle(mech, loop, qc), res.q), np.nan)
         # rings sharing their coupler-output joint (loops sharing a pin, e.g. a coupling rod
         # over three wheels) are told apart by both coupler joints: pin2-pin3.transmission
         entity = mech.joint_names[loop.joints[2]]
@@ -107,13 +116,14 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     outside = limit_violations(mech, path, res.q, ok, req.tol)
     status_text[(status_text == OK) & outside.any(axis=1)] = OUTSIDE_LIMITS  # values kept: the user sees where
     table.add("", "status", "", status_text[o])
-    for l, j in enumerate(mech.loop_joint):
-        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, l])
+    for li, j in enumerate(mech.loop_joint):
+        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, li])
     table.add("", "condition", "", res.condition[o])
     messages = (limit_warnings(mech, path, res.q, outside) + sweep_messages(mech, res, path, status_text, limits)
                 + limit_messages(mech, limits))
     table.metadata["events"] = messages
-    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True))}
+    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
+                                                                 strict=True)}
     return SolveOutcome(table, int((status_text != OK).sum()), messages)
 
 
@@ -276,7 +286,8 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
     """Metadata of a four-bar loop: joints, lengths (file units), Grashof class, the analytic
     input range (angle of the input link from the ground line, file units; None when the input
     turns fully) and, for each located end of range, the analytic limit it was checked against."""
-    rec = {"joints": [mech.joint_names[j] for j in loop.joints], "lengths": [v / mech.length_scale for v in loop.lengths],
+    rec = {"joints": [mech.joint_names[j] for j in loop.joints],
+           "lengths": [v / mech.length_scale for v in loop.lengths],
            "grashof": grashof_class(*loop.lengths)}
     rng = input_range(loop)
     rec["input_range"] = None if rng is None else [v / mech.angle_scale for v in rng]

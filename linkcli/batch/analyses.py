@@ -8,8 +8,9 @@ analysis is one function and one line in :data:`ANALYSES`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import LinkcliError
 

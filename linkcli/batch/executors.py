@@ -20,7 +20,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from ..errors import LinkcliError
 
@@ -404,4 +405,5 @@ def make_executor(jobs: int | None = None, scheduler: str | None = None, isolate
     return ProcessExecutor(n) if n > 1 or isolate else InlineExecutor()
 
 
-__all__ = ["InlineExecutor", "ProcessExecutor", "TaskLost", "WorkerDied", "TaskTimedOut", "DaskExecutor", "ExecutorError", "make_executor", "cpu_count"]
+__all__ = ["InlineExecutor", "ProcessExecutor", "TaskLost", "WorkerDied", "TaskTimedOut", "DaskExecutor",
+           "ExecutorError", "make_executor", "cpu_count"]

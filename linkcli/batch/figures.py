@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -338,5 +339,6 @@ def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) ->
     return _bounds(label, values, None, check.max_driver_torque, unit_of(headers[0]))
 
 
-__all__ = ["unit_factor", "match_columns_in_unit", "FigureValue", "CheckResult", "default_figures", "evaluate_figures", "evaluate_checks",
+__all__ = ["unit_factor", "match_columns_in_unit", "FigureValue", "CheckResult", "default_figures", "evaluate_figures",
+           "evaluate_checks",
            "reference_paths", "frame_path", "match_columns"]

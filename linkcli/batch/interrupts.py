@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import LinkcliError
 
@@ -86,7 +86,7 @@ class OutDirLock:
         self.path = os.path.join(out_dir, LOCK_NAME)
         self._fd: int | None = None
 
-    def __enter__(self) -> "OutDirLock":
+    def __enter__(self) -> OutDirLock:
         from ..io.writers import OutputError
 
         try:

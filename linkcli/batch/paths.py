@@ -11,13 +11,14 @@ line of every key, which is how an invalid variant's diagnostics name the file's
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import format_key_path
 from ..model.base import closest, keys_at
-from ..model.study import parse_parameter_path
 from ..model.mechanism import Mechanism
+from ..model.study import parse_parameter_path
 
 _MISSING = object()
 
@@ -36,7 +37,7 @@ class ParameterPath:
     keys: tuple  # parsed key path
 
     @classmethod
-    def parse(cls, text: str) -> "ParameterPath":
+    def parse(cls, text: str) -> ParameterPath:
         return cls(text, parse_parameter_path(text))
 
 
@@ -114,7 +115,7 @@ def with_values(data: Any, paths: Sequence[Sequence], values: Sequence[Any]) -> 
     """A copy of ``data`` with ``values[k]`` at ``paths[k]``; containers off the paths are shared
     with ``data`` (treat both as read-only)."""
     root = data
-    for path, value in zip(paths, values):
+    for path, value in zip(paths, values, strict=True):
         root = _set(root, tuple(path), value)
     return root
 

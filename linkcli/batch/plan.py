@@ -14,9 +14,10 @@ import glob
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import Diagnostic, MechanismFileError
 from ..model.jobs import Check, JobFile
@@ -155,7 +156,7 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
     uids = _unit_ids(job_name, [f for _, f, _ in files])
     several = len(files) > 1
     units = []
-    for (k, path, matched), uid in zip(files, uids):
+    for (k, path, matched), uid in zip(files, uids, strict=True):
         spec = JobSpec(uid, job_name, job.analysis, job.options,
                        tuple(job.figures) if job.figures else None, tuple(job.checks), job.strict)
         name = (job.study.output if job.study is not None and job.study.output else None) or job.output
@@ -164,7 +165,8 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
         units.append(unit)
         if not matched:
             d = _job_diag(job_file or "<command line>", smap, ("jobs", job_name, "files", k),
-                          f"no file matches '{job.files[k]}'", f"Patterns are relative to {base or 'the current folder'}.")
+                          f"no file matches '{job.files[k]}'",
+                          f"Patterns are relative to {base or 'the current folder'}.")
             unit.done = _failed(spec, path, ERROR, d.format(), [d])
             continue
         try:
@@ -460,4 +462,5 @@ def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[C
     return BatchPlan(units, out_dir)
 
 
-__all__ = ["with_skipped_checks", "output_folder", "output_name_problem", "BatchPlan", "UnitPlan", "load_job_file", "is_job_file", "plan_job_file", "plan_files", "DEFAULT_OUT_DIR"]
+__all__ = ["with_skipped_checks", "output_folder", "output_name_problem", "BatchPlan", "UnitPlan", "load_job_file",
+           "is_job_file", "plan_job_file", "plan_files", "DEFAULT_OUT_DIR"]

@@ -39,7 +39,6 @@ from .. import __version__
 from .worker import ERROR, FAILED, INTERRUPTED, INVALID, PASSED, UnitResult
 
 SUMMARY_FORMAT = "linkcli.batch-summary/1"
-STUDY_EXTENSIONS = (".csv", ".json", ".parquet")
 
 
 def _plain(value: Any) -> Any:
@@ -99,8 +98,8 @@ def write_summary(report, path: str) -> None:
 # -- JUnit ----------------------------------------------------------------------------------------------
 def _failure_text(r: UnitResult) -> str:
     lines = [r.message] if r.message else []
-    lines += [f"check {c.name}: {'FAILED' if c.status == 'failed' else c.status}" + (f" ({c.message})" if c.message else "")
-              for c in r.checks]
+    lines += [f"check {c.name}: {'FAILED' if c.status == 'failed' else c.status}"
+              + (f" ({c.message})" if c.message else "") for c in r.checks]
     lines += [_diag_line(d) for d in r.diagnostics]
     if r.details:
         lines.append(r.details)
@@ -231,8 +230,10 @@ def render_summary(report, console) -> None:
     c = report.counts
     console.print(f"{c['total']} jobs: {c[PASSED]} passed, {c[FAILED]} failed, {c[INVALID]} invalid, "
                   f"{c[ERROR]} errors" + (f", {c[INTERRUPTED]} interrupted" if c[INTERRUPTED] else "")
-                  + (f" ({report.reused} from the interrupted run)" if report.reused else "") + f" in {report.wall_time_s:.1f} s ({report.executor.get('kind')}, "
-                  f"{report.executor.get('workers')} worker{'s' * (report.executor.get('workers') != 1)})", highlight=False)
+                  + (f" ({report.reused} from the interrupted run)" if report.reused else "")
+                  + f" in {report.wall_time_s:.1f} s ({report.executor.get('kind')}, "
+                  f"{report.executor.get('workers')} worker{'s' * (report.executor.get('workers') != 1)})",
+                  highlight=False)
 
 
 class ProgressBar:
@@ -246,8 +247,14 @@ class ProgressBar:
     def start(self, total: int) -> None:
         if not self.enabled or total <= 0:
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=True)
@@ -271,5 +278,6 @@ def stderr_is_terminal() -> bool:
         return False
 
 
-__all__ = ["xml_text", "summary_dict", "write_summary", "junit_xml", "write_junit", "write_study_table", "render_summary",
+__all__ = ["xml_text", "summary_dict", "write_summary", "junit_xml", "write_junit", "write_study_table",
+           "render_summary",
            "ProgressBar", "SUMMARY_FORMAT", "unit_dict", "figures_text"]

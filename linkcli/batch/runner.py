@@ -13,9 +13,10 @@ import math
 import os
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..errors import MechanismFileError
 from .executors import TaskLost, TaskTimedOut, WorkerDied
@@ -23,8 +24,21 @@ from .figures import CheckResult, FigureValue, default_figures, reference_paths
 from .journal import Journal, unit_key
 from .plan import BatchPlan, UnitPlan, output_folder, with_skipped_checks
 from .sampling import sample
-from .worker import (ERROR, FAILED, INTERRUPTED, INVALID, PASSED, STATUSES, ChunkTask, Evaluation, UnitResult,
-                     UnitTask, VariantRow, evaluate, run_task)
+from .worker import (
+    ERROR,
+    FAILED,
+    INTERRUPTED,
+    INVALID,
+    PASSED,
+    STATUSES,
+    ChunkTask,
+    Evaluation,
+    UnitResult,
+    UnitTask,
+    VariantRow,
+    evaluate,
+    run_task,
+)
 
 #: variants per task when the study does not say: about 8 tasks per worker, within these bounds
 CHUNK_MIN, CHUNK_MAX, TASKS_PER_WORKER = 1, 64, 8
@@ -118,7 +132,8 @@ def _prepare_study(unit: UnitPlan, out_dir: str) -> _Study | UnitResult:
         spec = replace(spec, figures=tuple(default_figures(spec.analysis, mech)) if mech is not None else ())
     nominal = evaluate(spec, src.path, unit.data, unit.smap, src.sha256, nominal=True)
     if nominal.status in (INVALID, ERROR):
-        return UnitResult.from_evaluation(spec, unit.file, replace(nominal, message="nominal mechanism: " + nominal.message),
+        return UnitResult.from_evaluation(spec, unit.file,
+                                          replace(nominal, message="nominal mechanism: " + nominal.message),
                                           time.perf_counter() - t0)
     values = sample(unit.study, unit.nominal)
     return _Study(unit, spec, nominal, values, out_dir=out_dir)
@@ -378,9 +393,10 @@ def _study_metadata(st: _Study, rows: list[VariantRow]) -> dict:
         "counts": dict(Counter(r.status for r in rows)),
         "nominal": {"status": st.nominal.status, "message": st.nominal.message,
                     "figures": {f.name: f.value for f in st.nominal.figures},
-                    "parameters": {p.text: v for p, v in zip(st.unit.params, st.unit.nominal)}},
+                    "parameters": {p.text: v for p, v in zip(st.unit.params, st.unit.nominal, strict=True)}},
         "random_numbers": "variant i: numpy default_rng([seed, i])" if study.method in ("random", "normal")
-                          else "one design: numpy default_rng([seed, variants])" if study.method == "lhs" else "none",
+                          else "one design: scipy.stats.qmc.LatinHypercube, numpy default_rng([seed, variants])"
+                          if study.method == "lhs" else "none",
     }
 
 
@@ -421,7 +437,8 @@ def _finish_study(st: _Study, interrupted: str | None = None) -> UnitResult:
                                else {"unit": fig.unit, "n": 0})
     res = UnitResult(spec.uid, spec.job, unit.file, spec.analysis, status, sum(r.time_s for r in rows), message,
                      figures, [], n - n_pass, n, list(st.nominal.warnings))
-    res.study = {"variants": n, "counts": {s: counts.get(s, 0) for s in STATUSES if s != INTERRUPTED}, "pass_fraction": fraction,
+    res.study = {"variants": n, "counts": {s: counts.get(s, 0) for s in STATUSES if s != INTERRUPTED},
+                 "pass_fraction": fraction,
                  "required_pass_fraction": need, "method": unit.study.method, "seed": unit.study.seed,
                  "figure_stats": stats, "nominal": {f.name: f.value for f in st.nominal.figures},
                  "check_pass_counts": {c.label(): sum(1 for r in rows if k < len(r.checks) and r.checks[k])

@@ -4,7 +4,7 @@
 * ``list``: variant i takes the i-th value of each parameter;
 * ``random``: uniform in [low, high];
 * ``lhs``: Latin hypercube in [low, high] (each parameter's range cut into ``variants`` equal
-  strata, one sample per stratum, strata paired at random);
+  strata, one sample per stratum, strata paired at random), scipy.stats.qmc.LatinHypercube;
 * ``normal``: ``mean + sd * z`` with z standard normal (``tolerance`` = 3 sd; ``mean`` defaults
   to the value in the mechanism file), for Monte-Carlo tolerance analysis.
 
@@ -19,7 +19,8 @@ computed here, on the coordinating process, and shipped with the tasks.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,15 +55,13 @@ def sample(study: Study, nominal: Sequence[float | None] = ()) -> list[tuple]:
     if method == "grid":
         return list(itertools.product(*parameter_axes(study)))
     if method == "list":
-        return list(zip(*parameter_axes(study)))
+        return list(zip(*parameter_axes(study), strict=True))
     n = int(study.variants)
     if method == "lhs":
-        rng = np.random.default_rng([study.seed, n])
-        cols = []
-        for p in params:
-            u = (rng.permutation(n) + rng.random(n)) / n
-            cols.append(p.low + u * (p.high - p.low))
-        return [tuple(float(v) for v in row) for row in zip(*cols)]
+        low = np.array([p.low for p in params], dtype=float)
+        high = np.array([p.high for p in params], dtype=float)
+        u = _latin_hypercube(len(params), np.random.default_rng([study.seed, n])).random(n)  # (n, d) in [0, 1)
+        return [tuple(row) for row in (low + u * (high - low)).tolist()]
     if method == "random":
         low = np.array([p.low for p in params])
         span = np.array([p.high - p.low for p in params])
@@ -73,6 +72,17 @@ def sample(study: Study, nominal: Sequence[float | None] = ()) -> list[tuple]:
     sd = np.array([p.sd if p.sd is not None else p.tolerance / 3.0 for p in params])
     return [tuple((mean + sd * np.random.default_rng([study.seed, i]).standard_normal(len(params))).tolist())
             for i in range(n)]
+
+
+def _latin_hypercube(d: int, rng: np.random.Generator) -> Any:
+    """scipy's Latin hypercube engine in ``d`` dimensions drawing from ``rng`` (scipy is
+    imported here: a study without lhs never pays for scipy.stats)."""
+    from scipy.stats import qmc
+
+    try:
+        return qmc.LatinHypercube(d, rng=rng)  # scipy >= 1.15
+    except TypeError:  # scipy < 1.15 calls it seed
+        return qmc.LatinHypercube(d, seed=rng)
 
 
 __all__ = ["sample", "variant_count", "parameter_axes"]

@@ -109,7 +109,7 @@ class UnitResult:
     lost: bool = False  # its worker died, it timed out or its output failed: not journalled; --resume reruns it
 
     @classmethod
-    def from_evaluation(cls, spec: JobSpec, file: str, ev: Evaluation, time_s: float) -> "UnitResult":
+    def from_evaluation(cls, spec: JobSpec, file: str, ev: Evaluation, time_s: float) -> UnitResult:
         return cls(spec.uid, spec.job, file, spec.analysis, ev.status, time_s, ev.message, ev.figures, ev.checks,
                    ev.n_failed, ev.n_cases, ev.warnings, ev.diagnostics, ev.details, ev.table)
 
@@ -261,6 +261,6 @@ __all__ = ["Source", "JobSpec", "UnitTask", "ChunkTask", "Evaluation", "UnitResu
            "FigureValue", "CheckResult"]
 
 
-def run_task(task: "UnitTask | ChunkTask"):
+def run_task(task: UnitTask | ChunkTask):
     """The one function executors run: a unit's UnitResult or a chunk's list of VariantRow."""
     return run_chunk(task) if isinstance(task, ChunkTask) else run_unit(task)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -124,8 +124,10 @@ class LinkcliGroup(TyperGroup):
         except _click_exception_base() as exc:  # usage errors quote the user's words: escaped
             from linkcli.errors import visible
 
-            if isinstance(getattr(exc, "message", None), str):
-                exc.message = visible(exc.message)
+            message = getattr(exc, "message", None)
+            if isinstance(message, str):
+                click_exc: Any = exc  # a ClickException (its class is found at run time)
+                click_exc.message = visible(message)
             raise
         except _PASS_THROUGH:
             raise
@@ -156,7 +158,7 @@ app = typer.Typer(
 
 @app.callback()
 def root(
-    version: Annotated[Optional[bool], typer.Option(
+    version: Annotated[bool | None, typer.Option(
         "--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")] = None,
     traceback: Annotated[bool, typer.Option(
         "--traceback", help=f"Show the traceback of internal errors (also {TRACEBACK_ENV}=1).")] = False,

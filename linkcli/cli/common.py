@@ -14,9 +14,10 @@ pydantic). A command is a thin chain::
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from enum import IntEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from linkcli.core.mechanism import CompiledMechanism
     from linkcli.errors import Diagnostic
     from linkcli.io.loader import LoadedMechanism
+    from linkcli.model.mechanism import Mechanism
     from linkcli.results import ResultTable
 
     from .options import DataFormat
@@ -55,7 +57,7 @@ def add_note(exc: BaseException, note: str) -> None:
         exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]
 
 
-def load_and_compile(path: str | Path) -> "tuple[LoadedMechanism, CompiledMechanism]":
+def load_and_compile(path: str | Path) -> tuple[LoadedMechanism[Mechanism], CompiledMechanism]:
     """Load, validate and compile one mechanism file.
 
     Raises MechanismFileError (the CLI exits 3 and prints its diagnostics). A valid file that
@@ -100,7 +102,7 @@ def json_text(data: Any, **kwargs: Any) -> str:
     return visible_json(json.dumps(data, ensure_ascii=False, allow_nan=False, **kwargs))
 
 
-def print_diagnostics(diagnostics: "Iterable[Diagnostic]", quiet: bool = False, omitted: int = 0) -> None:
+def print_diagnostics(diagnostics: Iterable[Diagnostic], quiet: bool = False, omitted: int = 0) -> None:
     """``file:line:col: severity: key: message. hint`` lines on stderr, at most
     :data:`~linkcli.errors.MAX_DIAGNOSTICS` of them, then ``... and N more problems`` (``omitted``
     counts problems found but not described). ``quiet`` drops warnings but never errors."""
@@ -130,7 +132,7 @@ def print_plain_json(data: Any) -> None:
 PIPE_WIDTH = 120
 
 
-def stdout_console() -> "Console":
+def stdout_console() -> Console:
     """A rich console on the current stdout (created per call: tests swap sys.stdout). Not on a
     terminal, it is PIPE_WIDTH wide unless COLUMNS says otherwise."""
     import os
@@ -143,14 +145,14 @@ def stdout_console() -> "Console":
     return con
 
 
-def stderr_console() -> "Console":
+def stderr_console() -> Console:
     from rich.console import Console
 
     return Console(file=sys.stderr, soft_wrap=False, highlight=False)
 
 
 # -- tables -----------------------------------------------------------------------------------------
-def emit_table(table: "ResultTable", *, output: Path | None, fmt: "DataFormat | str", quiet: bool = False,
+def emit_table(table: ResultTable, *, output: Path | None, fmt: DataFormat | str, quiet: bool = False,
                max_rows: int = 40, title: str | None = None) -> None:
     """Send a result table where the user asked.
 
@@ -233,7 +235,7 @@ class interrupt_requests:
             raise typer.Exit(128 + int(self.signal))
 
 
-def is_stdout(output: "Path | str | None") -> bool:
+def is_stdout(output: Path | str | None) -> bool:
     """Whether ``-o`` names standard output (``-o -``)."""
     return output is not None and str(output) == "-"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
@@ -41,7 +41,7 @@ class DataFormat(str, Enum):
 MechanismFile = Annotated[
     Path, typer.Argument(metavar="FILE", help="Mechanism file (YAML).", show_default=False)]
 MechanismFiles = Annotated[
-    List[Path], typer.Argument(metavar="FILE...", help="Mechanism files (YAML); shell globs welcome.",
+    list[Path], typer.Argument(metavar="FILE...", help="Mechanism files (YAML); shell globs welcome.",
                                show_default=False)]
 
 SummaryFormatOption = Annotated[
@@ -56,8 +56,9 @@ DataFormatOption = Annotated[
                                   "extension decides unless --format is csv or json.")]
 
 OutputOption = Annotated[
-    Optional[Path], typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
-                                 help="Write to FILE (.csv or .json; .npz: binary, for large runs) atomically instead of stdout ('-': stdout).")]
+    Path | None, typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
+                                 help="Write to FILE (.csv or .json; .npz: binary, for large runs) atomically "
+                                      "instead of stdout ('-': stdout).")]
 QuietOption = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress, warnings or summaries on stderr (errors still).")]
 

@@ -8,7 +8,8 @@ a wide one wrapped into several tables that each repeat the first column and ``s
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -37,7 +38,7 @@ def _row_ranges(n: int, max_rows: int) -> list[tuple[int, int] | None]:
     return [(0, head), None, (n - max_rows // 2, n)]
 
 
-def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, title: str | None = None,
+def render_table(table: ResultTable, console: Console, max_rows: int = 40, title: str | None = None,
                  columns: Sequence[str] | None = None) -> None:
     """Print ``table`` with rich, every column (headers carry the units).
 
@@ -87,8 +88,8 @@ def render_table(table: "ResultTable", console: "Console", max_rows: int = 40, t
     n_cells = len(cells[0]) if cells else 0
     for g, group in enumerate(groups):
         last = g == len(groups) - 1
-        part = f" (columns, part {g + 1} of {len(groups)})" if len(groups) > 1 else ""
-        rich_table = Table(title=None if title is None else escape(title) + part,
+        part_note = f" (columns, part {g + 1} of {len(groups)})" if len(groups) > 1 else ""
+        rich_table = Table(title=None if title is None else escape(title) + part_note,
                            caption=caption if last else None, header_style="bold", box=box.SIMPLE_HEAD,
                            pad_edge=False)
         for k in group:

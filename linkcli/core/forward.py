@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -168,7 +168,7 @@ class _Plan:
         self.eff_C = None if _is_identity(C) else C
 
 
-_plans: "weakref.WeakKeyDictionary[CompiledMechanism, _Plan]" = weakref.WeakKeyDictionary()
+_plans: weakref.WeakKeyDictionary[CompiledMechanism, _Plan] = weakref.WeakKeyDictionary()
 
 
 def _plan(mech: CompiledMechanism) -> _Plan:
@@ -465,7 +465,7 @@ def planar_axes(mech: CompiledMechanism) -> np.ndarray | None:
     return ax
 
 
-_planar_cache: "weakref.WeakKeyDictionary[CompiledMechanism, tuple | None]" = weakref.WeakKeyDictionary()
+_planar_cache: weakref.WeakKeyDictionary[CompiledMechanism, tuple | None] = weakref.WeakKeyDictionary()
 
 
 def planar_steps(mech: CompiledMechanism):

@@ -15,8 +15,8 @@ from enum import IntEnum
 import numpy as np
 
 from . import transforms as tf
-from .forward import effector_pose
 from .assembly import nearest_turn
+from .forward import effector_pose
 from .jacobian import _point_jacobian
 from .loop_closure import constraints, mechanism_size
 from .mechanism import CompiledMechanism
@@ -141,7 +141,7 @@ def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows
         cons = [{"type": "eq", "fun": lambda q: constraints(mech, q, jacobian=False).r * scale,
                  "jac": lambda q: constraints(mech, q).J * scale[:, None]}]
     bounds = [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
-              for lo, hi in zip(mech.q_lower, mech.q_upper)]
+              for lo, hi in zip(mech.q_lower, mech.q_upper, strict=True)]
     # ftol: SLSQP stops when the objective changes by less than this; 1e-30 leaves the stop to
     # its own optimality test and maxiter (the objective is ~distance^2, so distance is then
     # resolved to far below 1e-9)
@@ -170,8 +170,9 @@ def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
     e, Jt, ev, T = _task(mech, q, T_target, rows)
     merit = _merit(e * w_task, ev.r, L)
     n, c = mech.n_q, mech.n_constraints
-    it = 0
-    for it in range(1, max_iter + 1):
+    it = 0  # iterations done
+    while it < max_iter:
+        it += 1
         A = Jt * w_task[:, None]
         K = np.block([[A.T @ A + lam * np.eye(n), ev.J.T], [ev.J, np.zeros((c, c))]])
         rhs = -np.concatenate([A.T @ (e * w_task), ev.r])

@@ -18,11 +18,12 @@ all files, so it never meets stale code).
 from __future__ import annotations
 
 import os
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
-F = TypeVar("F", bound=Callable)
+F = TypeVar("F", bound=Callable[..., Any])
 
-_numba = None  # the numba module once imported, False when unavailable or disabled
+_numba: Any = None  # the numba module once imported, False when unavailable or disabled
 
 
 def user_cache_dir() -> str:
@@ -68,11 +69,17 @@ def jit_enabled() -> bool:
     return _numba is not False
 
 
-def maybe_njit(f: F | None = None, *, inline: bool = False):
+@overload
+def maybe_njit(f: F, *, inline: bool = False) -> F: ...
+@overload
+def maybe_njit(f: None = None, *, inline: bool = False) -> Callable[[F], F]: ...
+def maybe_njit(f: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
     """``numba.njit(cache=True)(f)`` when :func:`jit_enabled`, else ``f`` unchanged. Use as
     ``@maybe_njit`` or ``@maybe_njit(inline=True)``; ``inline`` inlines the function into its
     compiled callers at numba's IR level (for hot helpers that LLVM leaves as calls; it costs
-    compile time in every caller)."""
+    compile time in every caller). Typed to return the decorated function's own type, so type
+    checkers see the kernel's signature through the decorator (a numba dispatcher is called the
+    same way)."""
     def wrap(g: F) -> F:
         if not jit_enabled():
             return g
@@ -90,4 +97,4 @@ def numba_cache_exists(module_file: str, pattern: str) -> bool:
     if any((Path(module_file).parent / "__pycache__").glob(pattern)):
         return True
     custom = os.environ.get("NUMBA_CACHE_DIR") or cache_dir_for(str(Path(module_file).parent))
-    return bool(custom) and any(Path(custom).rglob(pattern))
+    return custom is not None and any(Path(custom).rglob(pattern))

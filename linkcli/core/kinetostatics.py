@@ -295,7 +295,8 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         "driver_force": driver_force, "reaction_force": s.force, "reaction_moment": s.moment,
         "reaction_force_local": f_local, "reaction_moment_local": m_local,
         "axial": s.axial, "torsional": s.torsional, "inertia_force": -f_in, "inertia_moment": -m_in,
-        "shaking_force": F_sh, "shaking_moment": M_sh, "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
+        "shaking_force": F_sh, "shaking_moment": M_sh,
+        "power_input": np.einsum("nk,nk->n", driver_force, qds[:, dm.driver_q]),
         "kinetic_rate": np.einsum("ni,ni->n", v_gen, Ma), "power_applied": np.einsum("ni,ni->n", v_gen, Q),
         "kinetic": s.kinetic, "potential": s.potential, "residual": s.residual,
         # moments (N m) divided by the mechanism size: every component a force (N)
@@ -309,7 +310,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
 
 
 def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:
-    f = lambda *shape: np.full((n,) + shape, np.nan)
+    def f(*shape: int) -> np.ndarray:
+        return np.full((n,) + shape, np.nan)
+
     return ForcesResult(status, f(n_act), f(nj, 3), f(nj, 3), f(nj, 3), f(nj, 3), f(n_ax, 3), f(n_to, 3),
                         f(nb, 3), f(nb, 3), f(3), f(3), f(), f(), f(), f(), f(), f(), f(), warnings)
 
@@ -635,7 +638,8 @@ def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> 
     scale = float(np.sum(mech.link_mass) * g * L)
     scale += float(np.sum(mech.axial_stiffness * (np.abs(mech.axial_free_length) + L)) * L)
     scale += float(np.sum(mech.torsional_stiffness) * np.pi)
-    scale += float(np.sum(np.linalg.norm(mech.load_force, axis=-1)) * L + np.sum(np.linalg.norm(mech.load_torque, axis=-1)))
+    scale += float(np.sum(np.linalg.norm(mech.load_force, axis=-1)) * L + np.sum(np.linalg.norm(mech.load_torque,
+                                                                                                axis=-1)))
     scale += sum(float(np.linalg.norm(ld.force)) * L + float(np.linalg.norm(ld.torque)) for ld in extra_loads)
     return scale
 

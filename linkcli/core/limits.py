@@ -97,7 +97,7 @@ def _polygons(mech: CompiledMechanism) -> list[_LoopPolygon | None]:
     """Per loop, its polygon when a reach certificate applies (planar, every passive joint of the
     loop revolute, the cut joint passive and revolute), else None."""
     out: list[_LoopPolygon | None] = []
-    for l, k in enumerate(mech.loop_joint):
+    for li, k in enumerate(mech.loop_joint):
         k = int(k)
         if not mech.planar or mech.joint_type[k] != REVOLUTE or mech.joint_actuated[k]:
             out.append(None)
@@ -111,7 +111,7 @@ def _polygons(mech: CompiledMechanism) -> list[_LoopPolygon | None]:
                 ok = False
                 break
             vertices.append(j)
-        out.append(_LoopPolygon(l, k, tuple(vertices)) if ok else None)
+        out.append(_LoopPolygon(li, k, tuple(vertices)) if ok else None)
     return out
 
 
@@ -237,7 +237,8 @@ def locate_limits(mech: CompiledMechanism, Q_act: np.ndarray, q: np.ndarray, sta
     status (n,) the sweep's solution. Brackets: consecutive points of which exactly one
     converged (an end of motion), and the given ``crossings``: indices k of consecutive
     converged points k, k + 1 whose passive Jacobian determinant changes sign (the sweep's
-    singular_crossing events; square passive partitions only). ``width`` scalar or (n_act,). Each bisection step solves at the
+    singular_crossing events; square passive partitions only). ``width`` scalar or (n_act,).
+    Each bisection step solves at the
     midpoint starting from the solved side's configuration (so it follows that branch) with
     tolerance ``min(tol, 1e-13)`` (the position of a fold is known only as well as existence is
     decided, so the residual is driven near rounding), and stops when the bracket is narrower

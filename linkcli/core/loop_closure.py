@@ -86,15 +86,15 @@ class _LoopPlan:
         path = link_path_signs(mech)
         self.cB = path[self.chi].copy()
         self.cA = path[self.par].copy()
-        for l, j in enumerate(k):
+        for li, j in enumerate(k):
             s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-            self.cA[l, s:s + n] += 1.0
+            self.cA[li, s:s + n] += 1.0
         self.dC = self.cB - self.cA
         self.passive = passive_indices(mech)
         self.scale = _residual_scale(mech)
 
 
-_loop_plans: "weakref.WeakKeyDictionary[CompiledMechanism, _LoopPlan]" = weakref.WeakKeyDictionary()
+_loop_plans: weakref.WeakKeyDictionary[CompiledMechanism, _LoopPlan] = weakref.WeakKeyDictionary()
 
 
 def _loop_plan(mech: CompiledMechanism) -> _LoopPlan:
@@ -244,7 +244,8 @@ def _solve_configuration(mech, q_actuated, q_guess, tol, max_iter):
 
     Each point is independent; only the points still iterating are evaluated (compressed index
     set), which is the same iteration as running the whole batch."""
-    q = np.array(np.broadcast_to(q_guess, np.broadcast_shapes(np.shape(q_guess), np.shape(q_actuated)[:-1] + (mech.n_q,))),
+    q = np.array(np.broadcast_to(q_guess,
+                                 np.broadcast_shapes(np.shape(q_guess), np.shape(q_actuated)[:-1] + (mech.n_q,))),
                  dtype=float)
     q[..., mech.q_actuated] = q_actuated
     batch = q.shape[:-1]

@@ -30,8 +30,8 @@ Conventions
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Mapping
 
 import numpy as np
 
@@ -134,7 +134,6 @@ class CompiledMechanism:
     driver_profile: tuple[Profile, ...]  # (n_drivers,) SI: rad or m (motion), N m or N (torque)
 
     # provenance ----------------------------------------------------------
-    source: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # "joints.B" -> (line, col)
     file: str = ""
 
     # derived counts -------------------------------------------------------------------------

@@ -109,7 +109,7 @@ def pack(M, max_depth: int = 10):
     head[[H_NQ, H_NL, H_NS, H_NP, H_NA, H_MAXD]] = (n_q, n_l, n_s, n_p, n_a, max_depth)
 
     def place(slots, sizes, start):
-        for slot, size in zip(slots, sizes):
+        for slot, size in zip(slots, sizes, strict=True):
             head[slot] = start
             start += int(size)
         return start
@@ -258,12 +258,13 @@ def _eval(mi, mf, wf, sl, want_J):
                 wf[ak], wf[ak + 1], wf[ak + 2], wf[ak + 3] = xa, ya, ca, sa
                 xa, ya, ca, sa = _motion(xa, ya, ca, sa, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, 1.0)
         pv = pose + 4 * v
-        wf[pv], wf[pv + 1], wf[pv + 2], wf[pv + 3] = _compose(x, y, c, s, mf[of + 4], mf[of + 5], mf[of + 6], mf[of + 7])
+        wf[pv], wf[pv + 1], wf[pv + 2], wf[pv + 3] = _compose(x, y, c, s, mf[of + 4], mf[of + 5], mf[of + 6],
+                                                              mf[of + 7])
     # loop frames A (parent side, through the loop joint's motion) and B (child side)
     err = 0.0
     o_scale = mi[O_SCALE]
-    for l in range(n_l):
-        oi, of = o_loopi + 4 * l, o_loopf + 8 * l
+    for li in range(n_l):
+        oi, of = o_loopi + 4 * li, o_loopf + 8 * li
         par, chi, s0, n = mi[oi], mi[oi + 1], mi[oi + 2], mi[oi + 3]
         pp, pc = pose + 4 * par, pose + 4 * chi
         x, y, c, s = _compose(wf[pp], wf[pp + 1], wf[pp + 2], wf[pp + 3], mf[of], mf[of + 1], mf[of + 2], mf[of + 3])
@@ -273,26 +274,26 @@ def _eval(mi, mf, wf, sl, want_J):
             x, y, c, s = _motion(x, y, c, s, k, wf[qo + k], mi[o_vrot + k] == 1, mf, wf, cq, sq, o_vax, 1.0)
         xb, yb, cb, sb = _compose(wf[pc], wf[pc + 1], wf[pc + 2], wf[pc + 3], mf[of + 4], mf[of + 5], mf[of + 6],
                                   mf[of + 7])
-        pl = pab + 4 * l
+        pl = pab + 4 * li
         wf[pl], wf[pl + 1], wf[pl + 2], wf[pl + 3] = x, y, xb, yb
-        r = ro + 3 * l
+        r = ro + 3 * li
         wf[r] = xb - x
         wf[r + 1] = yb - y
         wf[r + 2] = _angle(c * sb - s * cb, c * cb + s * sb)
         for m in range(3):
-            e = abs(wf[r + m] * mf[o_scale + 3 * l + m])
+            e = abs(wf[r + m] * mf[o_scale + 3 * li + m])
             if e != e:
                 err = e
             elif e > err:
                 err = e
     if want_J:  # velocities of B's and A's origins per unit rate of each variable, and dw
         o_ca, o_cb = mi[O_CA], mi[O_CB]
-        for l in range(n_l):
-            pl = pab + 4 * l
+        for li in range(n_l):
+            pl = pab + 4 * li
             xa, ya, xb, yb = wf[pl], wf[pl + 1], wf[pl + 2], wf[pl + 3]
-            j0 = jo + 3 * l * n_q
+            j0 = jo + 3 * li * n_q
             for k in range(n_q):
-                b, a = mf[o_cb + l * n_q + k], mf[o_ca + l * n_q + k]
+                b, a = mf[o_cb + li * n_q + k], mf[o_ca + li * n_q + k]
                 g = mf[o_vax + 2 * k]
                 ak = axo + 4 * k
                 if mi[o_vrot + k] == 1:
@@ -810,10 +811,10 @@ def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
     n_l, n_p = mi[H_NL], mi[H_NP]
     ro = _ro(mi, sl)
     best = 0
-    for l in range(n_l):
-        resid[i, l] = max(abs(wf[ro + 3 * l]), abs(wf[ro + 3 * l + 1]), abs(wf[ro + 3 * l + 2]))
-        if resid[i, l] > resid[i, best]:
-            best = l
+    for li in range(n_l):
+        resid[i, li] = max(abs(wf[ro + 3 * li]), abs(wf[ro + 3 * li + 1]), abs(wf[ro + 3 * li + 2]))
+        if resid[i, li] > resid[i, best]:
+            best = li
     worst[i] = best
     Jp, lu0, info = mi[W_JP], mi[W_LU0], mi[W_INFO0]
     jp, ra, ca = _passive_cols3(mi, sl) if n_p == 3 else (-1, 0, 0)

@@ -78,11 +78,11 @@ def grashof_class(d: float, a: float, b: float, c: float, rtol: float = 1e-9) ->
     crank-rocker, double-crank, double-rocker (Grashof, shortest = coupler), change-point
     (s + l = p + q), or triple-rocker (non-Grashof)."""
     lengths = [d, a, b, c]
-    s, l = min(lengths), max(lengths)
-    pq = sum(lengths) - s - l
-    if abs(s + l - pq) <= rtol * max(l, 1e-300):
+    s_min, l_max = min(lengths), max(lengths)  # Grashof's s and l
+    pq = sum(lengths) - s_min - l_max
+    if abs(s_min + l_max - pq) <= rtol * max(l_max, 1e-300):
         return "change-point"
-    if s + l > pq:
+    if s_min + l_max > pq:
         return "triple-rocker"
     shortest = int(np.argmin(lengths))
     return {0: "double-crank", 1: "crank-rocker", 2: "double-rocker", 3: "rocker-crank"}[shortest]

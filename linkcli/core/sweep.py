@@ -50,9 +50,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .assembly import assemble
-from .loop_closure import (SINGULAR_CONDITION, ConfigurationResult, Status, _loop_plan, _residual_jacobian,
-                           _solve_configuration, condition_number, mechanism_size, passive_indices,
-                           solve_configuration, tangent_map)
+from .loop_closure import (
+    SINGULAR_CONDITION,
+    Status,
+    _loop_plan,
+    _residual_jacobian,
+    _solve_configuration,
+    condition_number,
+    mechanism_size,
+    passive_indices,
+    solve_configuration,
+    tangent_map,
+)
 from .mechanism import CompiledMechanism
 
 #: sweeps this long use the compiled kernel when its numba cache exists (loading it costs
@@ -74,7 +83,18 @@ class SweepEvent:
 
 
 @dataclass(frozen=True)
-class SweepResult(ConfigurationResult):
+class SweepResult:
+    """Outcome of a sweep over n input points: q (n, n_q) SI; status (n,) Status codes; residual
+    (n, n_loops) per-loop max |r|; condition (n,) condition number of the passive partition
+    (inf when singular); worst_loop (n,) index of the loop with the largest residual; events in
+    index order. (No per-point iteration count: points are reached by continuation, restarts and
+    interpolation, so no one Newton count describes a point.)"""
+
+    q: np.ndarray
+    status: np.ndarray
+    residual: np.ndarray
+    condition: np.ndarray
+    worst_loop: np.ndarray
     events: tuple = field(default_factory=tuple)
 
 
@@ -246,7 +266,7 @@ def _solve_sweep_numpy(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.n
     det = np.sign(np.linalg.det(J[:, :, passive])) if _square(mech) else None
     events += _events(mech, status, res.residual, res.worst_loop, res.condition, det)
     events.sort(key=lambda e: e.index)
-    return SweepResult(res.q, status, res.residual, res.iterations, res.condition, res.worst_loop, tuple(events))
+    return SweepResult(res.q, status, res.residual, res.condition, res.worst_loop, tuple(events))
 
 
 def _square(mech: CompiledMechanism) -> bool:
@@ -277,7 +297,7 @@ def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
     return _planar_model(mech) is not None and _jit_available()
 
 
-_models: "weakref.WeakKeyDictionary[CompiledMechanism, tuple | None]" = weakref.WeakKeyDictionary()
+_models: weakref.WeakKeyDictionary[CompiledMechanism, tuple | None] = weakref.WeakKeyDictionary()
 
 
 def _planar_model(mech: CompiledMechanism):
@@ -318,7 +338,7 @@ def _build_planar_model(mech: CompiledMechanism):
             i64(lp.passive, None), i64(mech.q_actuated, None), f64(lp.scale))
 
 
-_packs: "weakref.WeakKeyDictionary[CompiledMechanism, tuple]" = weakref.WeakKeyDictionary()
+_packs: weakref.WeakKeyDictionary[CompiledMechanism, tuple] = weakref.WeakKeyDictionary()
 
 
 def _packed(mech, model, pk):
@@ -363,7 +383,7 @@ def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: n
     events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(reassembled)]
     events += _events(mech, status, resid, worst, cond, det)
     events.sort(key=lambda e: e.index)
-    return SweepResult(q, status.astype(int), resid, np.zeros(n, dtype=int), cond, worst.astype(int), tuple(events))
+    return SweepResult(q, status.astype(int), resid, cond, worst.astype(int), tuple(events))
 
 
 def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
@@ -376,7 +396,7 @@ def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
     ok_seg = (status[c0] == Status.CONVERGED) & (status[c1] == Status.CONVERGED)
     guess = np.empty((len(fine), mech.n_q))
     good = coarse[status[coarse] == Status.CONVERGED]
-    N = dict(zip(good, _tangent(mech, q[good]))) if len(good) else {}
+    N = dict(zip(good, _tangent(mech, q[good]), strict=True)) if len(good) else {}
     for s in np.unique(seg):
         sel = seg == s
         a, b = coarse[s], coarse[s + 1]

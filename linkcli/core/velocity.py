@@ -92,10 +92,10 @@ def _loop_second_derivative(mech, kin, V, A, term, qd) -> np.ndarray:
     par, chi = mech.joint_parent[k], mech.joint_child[k]
     V_A, A_A = V[..., par, :].copy(), A[..., par, :].copy()
     Sqd = kin.S * qd[..., :, None]
-    for l, j in enumerate(k):
+    for li, j in enumerate(k):
         s, n = mech.joint_q_start[j], mech.joint_q_count[j]
-        V_A[..., l, :] += Sqd[..., s:s + n, :].sum(axis=-2)
-        A_A[..., l, :] += term[..., s:s + n, :].sum(axis=-2)
+        V_A[..., li, :] += Sqd[..., s:s + n, :].sum(axis=-2)
+        A_A[..., li, :] += term[..., s:s + n, :].sum(axis=-2)
     V_B, A_B = V[..., chi, :], A[..., chi, :]
     acc = point_acceleration(V_B, A_B, T_B[..., :3, 3]) - point_acceleration(V_A, A_A, T_A[..., :3, 3])
     dalpha = A_B[..., 3:] - A_A[..., 3:]

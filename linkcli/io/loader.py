@@ -11,8 +11,9 @@ import copy
 import dataclasses
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,9 +26,12 @@ from .yaml_source import SourceMap, load_yaml, read_source, source_name
 NAME_RULE = "Names start with a letter or '_' and hold letters, digits, '_' or '-'"
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
 @dataclass(frozen=True)
-class LoadedMechanism:
-    model: Mechanism
+class LoadedMechanism(Generic[ModelT]):
+    model: ModelT  # a Mechanism, or the model_cls given to validate_document (a JobFile)
     path: str
     sha256: str
     source: SourceMap
@@ -37,7 +41,7 @@ class LoadedMechanism:
         return self.source.locate(tuple(key_path))
 
 
-def load_mechanism(path: str | os.PathLike) -> LoadedMechanism:
+def load_mechanism(path: str | os.PathLike) -> LoadedMechanism[Mechanism]:
     """Read, parse and validate one mechanism file (``-``: standard input). The SHA-256 is
     that of the bytes parsed (the file is read once)."""
     raw = read_source(path)
@@ -46,8 +50,13 @@ def load_mechanism(path: str | os.PathLike) -> LoadedMechanism:
     return validate_document(data, smap, name, hashlib.sha256(raw).hexdigest())
 
 
+@overload
+def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "") -> LoadedMechanism[Mechanism]: ...
+@overload
+def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "", *,
+                      model_cls: type[ModelT]) -> LoadedMechanism[ModelT]: ...
 def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
-                      model_cls: type[BaseModel] = Mechanism) -> LoadedMechanism:
+                      model_cls: type[BaseModel] = Mechanism) -> LoadedMechanism[Any]:
     """Validate parsed YAML against the model and the semantic checks."""
     kind = data.get("kind", "planar") if isinstance(data, dict) else "planar"
     try:
@@ -55,8 +64,8 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
     except ValidationError as exc:
         found, omitted = _pydantic_problems(exc, data, smap, path, model_cls)
         diags = [d for d, _ in found]
-        prune = [p for _, p in found]
-        if model_cls is Mechanism and not omitted and all(p is not None for p in prune):
+        prune = [p for _, p in found if p is not None]
+        if model_cls is Mechanism and not omitted and len(prune) == len(found):
             diags += _checks_without(data, prune, smap, path, kind)
         raise MechanismFileError(diags, omitted) from None
     problems = check(model) if isinstance(model, Mechanism) else []
@@ -77,7 +86,8 @@ def validation_context(data: Any, model_cls: type[BaseModel] = Mechanism) -> dic
     its length and angle units (unit strings convert to them); defaults when not given or
     invalid (an invalid `units` is reported on its own)."""
     doc = data if isinstance(data, dict) else {}
-    units = doc.get("units") if isinstance(doc.get("units"), dict) else {}
+    given = doc.get("units")
+    units = given if isinstance(given, dict) else {}
     length, angle = units.get("length", "m"), units.get("angle", "deg")
     if model_cls is not Mechanism:  # a job file: its options apply to mechanisms of any units
         return {"kind": doc.get("kind", "planar"), "units": None}
@@ -110,7 +120,7 @@ def clean_loc(loc: tuple, data: Any, missing: bool = False) -> tuple:
     return tuple(out)
 
 
-def describe(err: dict, loc: tuple, model_cls: type[BaseModel]) -> tuple[str, str]:
+def describe(err: Mapping[str, Any], loc: tuple, model_cls: type[BaseModel]) -> tuple[str, str]:
     """(message, hint) for one pydantic error dict whose key path in the file is ``loc``."""
     typ, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
     key = next((p for p in reversed(loc) if isinstance(p, str)), "")
@@ -212,19 +222,12 @@ def _exists(data: Any, loc: tuple) -> bool:
     return True
 
 
-def pydantic_diagnostics(exc: ValidationError, data: Any, smap: SourceMap, path: str,
-                         model_cls: type[BaseModel] = Mechanism) -> list[Diagnostic]:
-    """One diagnostic per distinct location (unions report every member; keep the first), at
-    most MAX_DIAGNOSTICS.
-
-    A missing required key is not reported when an unknown key next to it is its misspelling
-    (``nmae:`` reports "unknown key 'nmae'. Did you mean 'name'?" only)."""
-    return [d for d, _ in _pydantic_problems(exc, data, smap, path, model_cls)[0]]
-
-
 def _pydantic_problems(exc: ValidationError, data: Any, smap: SourceMap, path: str, model_cls: type[BaseModel]
                        ) -> tuple[list[tuple[Diagnostic, tuple | None]], int]:
-    """(diagnostic, path to leave out for the semantic checks or None) per distinct location,
+    """One diagnostic per distinct location (unions report every member; keep the first): a
+    missing required key is not reported when an unknown key next to it is its misspelling
+    (``nmae:`` reports "unknown key 'nmae'. Did you mean 'name'?" only).
+    (diagnostic, path to leave out for the semantic checks or None) per distinct location,
     for the first MAX_DIAGNOSTICS locations, and the number of further locations (counted, not
     described: thousands of unknown keys cost milliseconds, not a difflib search each). The
     allowed keys of a mapping are listed once, with its first unknown key."""

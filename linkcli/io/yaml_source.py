@@ -38,9 +38,9 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 import yaml
 from yaml import events as ev
@@ -58,7 +58,7 @@ MAX_DEPTH = 100  #: deepest nesting of lists/mappings
 #: item list took 104 s and 720 MB).
 MAX_NODES = 20_000
 
-Loc = tuple  # (line, col), both 1-based
+Loc = tuple[int, int]  # (line, col), both 1-based
 
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_CORE + "int": (int,), _CORE + "float": (int, float),
@@ -297,8 +297,17 @@ def _resolve_plain(text: str):
     return text
 
 
-def _tag_name(tag: str) -> str:
+def _tag_name(tag: str | None) -> str:
+    if tag is None:
+        return "!"  # the non-specific tag
     return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+
+
+def _match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """End of ``pattern``'s match at ``pos`` (the patterns used here also match the empty
+    string, so there always is one)."""
+    found = pattern.match(text, pos)
+    return found.end() if found is not None else pos
 
 
 def _loc(mark) -> Loc:
@@ -324,9 +333,9 @@ class _Loader(yaml.SafeLoader):
         if self.raw_buffer is not None or not self.eof:  # not a complete in-memory text
             return super().scan_to_next_token()
         buffer, start = self.buffer, self.pointer  # the buffer ends with "\0"
-        end = _BLANKS.match(buffer, start).end()
+        end = _match_end(_BLANKS, buffer, start)
         while buffer[end] == "#":
-            end = _BLANKS.match(buffer, _COMMENT.match(buffer, end).end()).end()
+            end = _match_end(_BLANKS, buffer, _match_end(_COMMENT, buffer, end))
         if end == start:
             return None
         skipped = buffer[start:end]
@@ -452,9 +461,11 @@ class _Builder:
     def _syntax_error(self, exc: yaml.YAMLError) -> None:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         message = getattr(exc, "problem", None) or str(exc) or "invalid YAML"
-        if getattr(exc, "context", None):
-            where = f" on line {exc.context_mark.line + 1}" if exc.context_mark else ""
-            message += f" ({exc.context}{where})"
+        context = getattr(exc, "context", None)
+        if context:
+            context_mark = getattr(exc, "context_mark", None)
+            where = f" on line {context_mark.line + 1}" if context_mark else ""
+            message += f" ({context}{where})"
         hint = next((h for key, h in _SYNTAX_HINTS if key in message), "check the YAML syntax here")
         path = self.stack[-1].path if self.stack else ()
         self.diagnostics.append(Diagnostic(self.filename, *(_loc(mark) if mark else (0, 0)),
@@ -585,7 +596,7 @@ class _Builder:
         if event.anchor:  # until it is complete, `*name` means this (unfinished) node
             self.anchors.pop(event.anchor, None)
             self.open_anchors.add(event.anchor)
-        value = {} if isinstance(event, ev.MappingStartEvent) else []
+        value: dict | list = {} if isinstance(event, ev.MappingStartEvent) else []
         self.stack.append(_Frame(value, path, record, role, event.anchor, count, start_entry,
                                  event.start_mark))
 
@@ -618,9 +629,11 @@ class _Builder:
             return
         top = self.stack[-1]
         if role == "item":
+            assert isinstance(top.value, list)
             top.value.append(value)
             return
         if top.keep:
+            assert isinstance(top.value, dict)
             top.value[top.key] = value
         top.key, top.keep = _EXPECT_KEY, False
 

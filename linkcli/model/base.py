@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from types import UnionType
-from typing import Annotated, Any, Callable, Iterable, Iterator, Sequence, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WrapValidator
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
-
 
 #: strict numbers (no strings, no bools, finite) shared by every model of the format
 Num = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -103,43 +103,6 @@ def _keys_at(tp: Any, loc: tuple) -> Iterator[str]:
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _first_bad_number(value: list, nested: bool) -> tuple[tuple, Any, str] | None:
-    """(index path, item, what was expected there) of the first item of ``value`` that is not a
-    finite number (or, when ``nested`` and the list starts with a list, not a list of finite
-    numbers); None when every item is fine."""
-    if nested and value and isinstance(value[0], list):
-        for i, row in enumerate(value):
-            if not isinstance(row, list):
-                return (i,), row, "a list of numbers"
-            for k, v in enumerate(row):
-                if not _is_number(v):
-                    return (i, k), v, "a number"
-        return None
-    for i, v in enumerate(value):
-        if not _is_number(v):
-            return (i,), v, "a number"
-    return None
-
-
-def numbers_or_lists(expected: str, nested: bool = False) -> WrapValidator:
-    """Validator for a union of a number, a list of numbers (and, when ``nested``, a list of
-    lists): one precise error instead of one per union member. ``expected`` describes the
-    accepted forms, e.g. ``"a number or a list of numbers"``."""
-
-    def validate(value: Any, handler: Callable[[Any], Any]) -> Any:
-        try:
-            return handler(value)
-        except ValidationError:
-            pass
-        bad = _first_bad_number(value, nested) if isinstance(value, list) else None
-        if bad is not None:
-            where, item, what = bad
-            raise located_error(f"expected {what}, got {short_repr(item)}", sub=where, hint=NUMBER_HINT)
-        raise located_error(f"expected {expected}, got {short_repr(value)}", hint=NUMBER_HINT)
-
-    return WrapValidator(validate)
 
 
 NUMBER_HINT = "Write a plain number such as 1.5 or 1e-3 (no quotes, no units)."

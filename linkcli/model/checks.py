@@ -8,10 +8,9 @@ file, line and column. Nothing here raises for bad input.
 from __future__ import annotations
 
 import math
-
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -77,7 +76,8 @@ def all_links(m: Mechanism) -> dict[str, set[str]]:
 
 def all_joints(m: Mechanism) -> dict[str, tuple[str, bool, tuple]]:
     """Every joint name -> (type, actuated, key path of its definition)."""
-    joints = {name: (j.type, j.actuated, ("joints", name)) for name, j in m.joints.items()}
+    joints: dict[str, tuple[str, bool, tuple]] = {
+        name: (j.type, j.actuated, ("joints", name)) for name, j in m.joints.items()}
     if m.serial:
         for i, row in enumerate(m.serial.rows):
             joints.setdefault(dh_joint_name(row, i), (row.type, row.actuated, ("serial", "rows", i)))
@@ -154,7 +154,8 @@ class Checker:
                 self.error(path + ("rotation",), "rotation must be a 3x3 matrix (3 rows of 3 numbers)")
             elif not (np.allclose(R @ R.T, np.eye(3), atol=1e-6) and np.linalg.det(R) > 0):
                 self.error(path + ("rotation",), "rotation is not a proper rotation matrix "
-                           f"(orthonormality error {np.abs(R @ R.T - np.eye(3)).max():.2g}, det {np.linalg.det(R):.4g})",
+                           f"(orthonormality error {np.abs(R @ R.T - np.eye(3)).max():.2g}, "
+                           f"det {np.linalg.det(R):.4g})",
                            "Give 6+ significant digits, or use rpy.")
 
     def mass_properties(self, path: tuple, mass, cg, inertia) -> None:
@@ -208,8 +209,9 @@ class Checker:
                             self.error(path + ("shape", "between"), "a rod runs between exactly 2 frames")
                 if shape.type == "box":
                     self.vector(path + ("shape", "size"), shape.size, "size")
-                if getattr(shape, "center", None) is not None:
-                    self.vector(path + ("shape", "center"), shape.center, "center")
+                center = getattr(shape, "center", None)  # rods have none
+                if center is not None:
+                    self.vector(path + ("shape", "center"), center, "center")
 
     def joints_section(self) -> None:
         for name, j in self.m.joints.items():
@@ -263,7 +265,7 @@ class Checker:
             form = "[lower, upper]" if nvars == 1 else f"{nvars} pairs [[lower, upper], ...]"
             self.error(path, "limits have the wrong shape", f"Give {form}; null for no bound.")
             return
-        for k, (lo, hi) in enumerate(pairs):
+        for lo, hi in pairs:
             if lo is not None and hi is not None and lo > hi:
                 self.error(path, f"lower limit {lo:g} is above upper limit {hi:g}", "Swap them.")
 
@@ -346,14 +348,15 @@ class Checker:
         self.variables()
 
     def drivers(self) -> None:
-        driven = {}
+        driven: dict[str, str] = {}  # joint -> its driver
         for name, d in self.m.drivers.items():
             path = ("drivers", name)
             info = self.joint_ref(path + ("joint",), d.joint)
             if info:
                 jtype, actuated = info
                 if jtype not in ("revolute", "prismatic"):
-                    self.error(path + ("joint",), f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}",
+                    self.error(path + ("joint",),
+                               f"drivers act on revolute or prismatic joints, '{d.joint}' is {jtype}",
                                "Drive a revolute or prismatic joint (split this joint into such joints).")
                 elif not actuated:
                     self.error(path + ("joint",), f"joint '{d.joint}' is not actuated",
@@ -394,7 +397,7 @@ class Checker:
                 self.error(("assembly", key), f"variable '{key}' takes one number, got a list",
                            f"Write {key}: <value>.")
         self.angle_magnitudes(names)
-        actuated = [v for v, a in names.items() if a]
+        actuated_vars = [v for v, a in names.items() if a]
         solve, sim = self.m.analysis.solve, self.m.analysis.simulate
         for section, block in (("solve", solve), ("simulate", sim)):
             if block is None:
@@ -405,9 +408,9 @@ class Checker:
                         if key not in names:
                             self.error(("analysis", section, field, key), f"unknown joint variable '{key}'",
                                        choices_hint("variables", key, names))
-                    elif key not in actuated:
+                    elif key not in actuated_vars:
                         self.error(("analysis", section, field, key), f"'{key}' is not an actuated variable",
-                                   choices_hint("actuated variables", key, actuated))
+                                   choices_hint("actuated variables", key, actuated_vars))
         if solve is not None:
             for k, ref in enumerate(solve.output_frames or []):
                 self.frame_ref(("analysis", "solve", "output_frames", k), ref)
@@ -432,23 +435,25 @@ class Checker:
         for jn, (jtype, _, _) in self.joints.items():
             for v in variable_names(jn, jtype):  # revolute, universal and spherical variables are angles
                 rotation[v] = jtype in ("revolute", "universal", "spherical")
-        entries = []
+        entries: list[tuple[tuple, object, str]] = []  # (key path, value, variable name)
         for key, value in self.m.assembly.items():
             if isinstance(value, list) and key in self.joints:
+                # strict=False: a wrong count of values is reported by variables()
                 entries += [(("assembly", key, i), v, n) for i, (v, n) in
-                            enumerate(zip(value, variable_names(key, self.joints[key][0])))]
+                            enumerate(zip(value, variable_names(key, self.joints[key][0]), strict=False))]
             elif not isinstance(value, list):
                 entries.append((("assembly", key), value, key))
         solve = self.m.analysis.solve
         if solve is not None:
             entries += [(("analysis", "solve", "set", k), v, k) for k, v in solve.set.items()]
             for k, r in solve.sweep.items():
-                entries += [(("analysis", "solve", "sweep", k, "from"), r.from_, k), (("analysis", "solve", "sweep", k, "to"), r.to, k)]
-        for path, value, var in entries:
-            if rotation.get(var) and isinstance(value, (int, float)):
-                problem = joint_value_problem(value * rad, True)
+                entries += [(("analysis", "solve", "sweep", k, "from"), r.from_, k),
+                            (("analysis", "solve", "sweep", k, "to"), r.to, k)]
+        for path, entry, var in entries:
+            if rotation.get(var) and isinstance(entry, (int, float)):
+                problem = joint_value_problem(entry * rad, True)
                 if problem:
-                    self.error(path, f"{value:g} {self.m.units.angle} {problem}")
+                    self.error(path, f"{entry:g} {self.m.units.angle} {problem}")
 
     def run_sizes(self, solve, sim) -> None:
         """Sweeps and simulations too large to compute at once are refused here, at their line."""
@@ -459,7 +464,7 @@ class Checker:
             total = max(counts.values()) if solve.mode == "zip" else math.prod(counts.values())
             problem = sweep_size_problem(total, "this sweep")
             if problem:
-                key = max(counts, key=counts.get)
+                key = max(counts, key=lambda k: counts[k])
                 self.error(("analysis", "solve", "sweep", key), problem)
         if sim is not None:
             problem = simulation_size_problem(sim.t_end, sim.dt, sim.every)
@@ -518,7 +523,7 @@ class Checker:
             (j1, f1), (j2, f2) = held
             # a reference without a frame means the link's origin
             p1, p2 = (spec.frames[f].origin if f else [0.0] * self.dim for f in (f1, f2))
-            if len(p1) != len(p2) or max((abs(a - b) for a, b in zip(p1, p2)), default=0.0) > tol:
+            if len(p1) != len(p2) or max((abs(a - b) for a, b in zip(p1, p2, strict=True)), default=0.0) > tol:
                 continue
             where = ("links", link, "frames", f2) if f2 else ("links", link)
             self.warn(where, f"link '{link}' has zero length: the frames of its joints {j1} and {j2} "
@@ -530,7 +535,7 @@ class Checker:
     # -- units and physical plausibility (warnings; the units rule in model/units.py) ----------
     def physical(self) -> None:
         self.gravity_magnitude()
-        bodies = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames, [])
+        bodies: dict[str, tuple] = {name: (("links", name), link.mass, link.cg, link.inertia, link.frames, [])
                   for name, link in self.m.links.items() if link.shape is None}
         if self.m.serial:
             for i, row in enumerate(self.m.serial.rows):
@@ -620,10 +625,10 @@ class Checker:
             if e.type == "linear":
                 masses = [links[r.split(".")[0]].mass for r in e.between if r.split(".")[0] in links
                           and r.split(".")[0] != self.m.base]
-                masses = [m for m in masses if m]
-                if not masses:
+                given = [m for m in masses if m]
+                if not given:
                     continue
-                inertia, what = min(masses), "the mass of the lighter moving link it joins"
+                inertia, what = min(given), "the mass of the lighter moving link it joins"
                 unit = "kg"
             else:
                 j = self.m.joints.get(e.joint)
@@ -704,7 +709,8 @@ class Checker:
             for key, r in (getattr(block, "sweep", None) or {}).items():
                 for attr, yaml_key in (("from_", "from"), ("to", "to"), ("step", "step")):
                     check_var(("analysis", section, "sweep", key, yaml_key), getattr(r, attr), key)
-        limits = [(("joints", name), name, j.limits) for name, j in self.m.joints.items()]
+        limits: list[tuple[tuple, str, Any]] = [(("joints", name), name, j.limits)
+                                                for name, j in self.m.joints.items()]
         if self.m.serial:
             limits += [(("serial", "rows", i), dh_joint_name(row, i), row.limits)
                        for i, row in enumerate(self.m.serial.rows)]

@@ -25,7 +25,7 @@ paths exist? do the columns exist?) is checked when the jobs run and reported pe
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
@@ -63,16 +63,16 @@ class Figure(Strict):
     joint variable); ``peak_driver_load: DRIVER`` (simulate: largest |torque or force| of a
     driver); ``grashof: true`` (Grashof class of each four-bar loop)."""
 
-    name: Optional[Text] = None
-    column: Optional[Text] = None
+    name: Text | None = None
+    column: Text | None = None
     stat: Stat = "max"
-    path_deviation: Optional[FrameRef] = None
-    range_of_motion: Optional[Text] = None
-    peak_driver_load: Optional[Name] = None
+    path_deviation: FrameRef | None = None
+    range_of_motion: Text | None = None
+    peak_driver_load: Name | None = None
     grashof: Bool = False
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "Figure":
+    def _one_kind(self) -> Figure:
         _exactly_one(self, FIGURE_KINDS, "a figure")
         return self
 
@@ -90,18 +90,18 @@ class Check(Strict):
     residual), ``max_driver_torque: T`` (simulate: |torque| of every driver, N m, or N for a
     prismatic one)."""
 
-    name: Optional[Text] = None
-    column: Optional[Text] = None
-    figure: Optional[Text] = None
-    min: Optional[Num] = None
-    max: Optional[Num] = None
+    name: Text | None = None
+    column: Text | None = None
+    figure: Text | None = None
+    min: Num | None = None
+    max: Num | None = None
     abs: Bool = False
-    min_transmission_angle: Optional[Num] = None
-    max_loop_residual: Optional[NonNeg] = None
-    max_driver_torque: Optional[NonNeg] = None
+    min_transmission_angle: Num | None = None
+    max_loop_residual: NonNeg | None = None
+    max_driver_torque: NonNeg | None = None
 
     @model_validator(mode="after")
-    def _one_subject(self) -> "Check":
+    def _one_subject(self) -> Check:
         (subject,) = _exactly_one(self, ("column", "figure") + CHECK_SHORTCUTS, "a check")
         if subject in ("column", "figure"):
             if self.min is None and self.max is None:
@@ -140,7 +140,7 @@ class IKOptions(Strict):
     """Targets in the file's units (planar x, y[, angle]; spatial x, y, z[, roll, pitch, yaw])."""
 
     targets: Annotated[list[Vec], Field(min_length=1)]
-    mode: Optional[Literal["full", "position", "xy"]] = None
+    mode: Literal["full", "position", "xy"] | None = None
     guess: dict[str, Num] = Field(default_factory=dict)
 
 
@@ -156,14 +156,14 @@ class JobBase(Strict):
     figures: list[Figure] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     #: result table file name in the output folder (.csv or .json); default ``<job id>.csv``
-    output: Optional[Text] = None
-    study: Optional[Study] = None
+    output: Text | None = None
+    study: Study | None = None
     #: warnings of the mechanism files (implausible gravity, a spring too stiff for dt ...) are
     #: errors: the job reports the file invalid (like ``linkcli validate --strict``)
     strict: Bool = False
     #: time limit in seconds of the job on one file (a study: of each variant); past it the
     #: job (variant) fails with status error and the others go on. Default: --timeout, else none
-    timeout: Optional[Pos] = None
+    timeout: Pos | None = None
 
     @field_validator("files", mode="before")
     @classmethod
@@ -176,7 +176,7 @@ class JobBase(Strict):
         return value
 
     @model_validator(mode="after")
-    def _references(self) -> "JobBase":
+    def _references(self) -> JobBase:
         names = [f.name for f in self.figures if f.name]
         for i, f in enumerate(self.figures):
             if f.path_deviation is not None and self.study is None:
@@ -234,10 +234,9 @@ def _analysis_of(data: Any) -> str:
     return value if isinstance(value, str) and value in ANALYSES else "unknown"
 
 
-Job = Annotated[Union[Annotated[SolveJob, Tag("solve")], Annotated[IKJob, Tag("ik")],
-                      Annotated[JacobianJob, Tag("jacobian")], Annotated[SimulateJob, Tag("simulate")],
-                      Annotated[ForcesJob, Tag("forces")],
-                      Annotated[_UnknownAnalysis, Tag("unknown")]],
+Job = Annotated[Annotated[SolveJob, Tag("solve")] | Annotated[IKJob, Tag("ik")]
+                | Annotated[JacobianJob, Tag("jacobian")] | Annotated[SimulateJob, Tag("simulate")]
+                | Annotated[ForcesJob, Tag("forces")] | Annotated[_UnknownAnalysis, Tag("unknown")],
                 Discriminator(_analysis_of)]
 
 
@@ -246,10 +245,11 @@ class JobFile(Strict):
 
     description: str = ""
     #: output folder, relative to the job file (``--out-dir`` overrides it)
-    out_dir: Optional[Text] = None
+    out_dir: Text | None = None
     jobs: Annotated[dict[Name, Job], Field(min_length=1)]
-    schema_: Optional[str] = Field(default=None, alias="$schema")
+    schema_: str | None = Field(default=None, alias="$schema")
 
 
-__all__ = ["JobFile", "SolveJob", "IKJob", "JacobianJob", "SimulateJob", "ForcesJob", "JobBase", "Figure", "Check", "IKOptions",
+__all__ = ["JobFile", "SolveJob", "IKJob", "JacobianJob", "SimulateJob", "ForcesJob", "JobBase", "Figure", "Check",
+           "IKOptions",
            "JacobianOptions", "ANALYSES", "CHECK_SHORTCUTS", "FIGURE_KINDS"]

@@ -7,19 +7,36 @@ length depends on ``kind`` (2 for planar, 3 for spatial), checked there too.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationInfo, model_validator
 
 from .base import NonNeg, Num, Pos, Strict, located_error  # noqa: F401 - NonNeg, Pos re-exported (jobs)
 from .study import Study
-from .units import (ACCELERATION, ANGLE, DRIVEN, DRIVEN_RATE, FORCE, FREQUENCY, INERTIA, JOINT, JOINT_ACCEL,
-                    JOINT_RATE, LENGTH, LINEAR_DAMPING, LINEAR_STIFFNESS, MASS, TIME, TORQUE, TORSIONAL_DAMPING,
-                    TORSIONAL_STIFFNESS, Q)
+from .units import (
+    ACCELERATION,
+    ANGLE,
+    DRIVEN,
+    DRIVEN_RATE,
+    FORCE,
+    FREQUENCY,
+    INERTIA,
+    JOINT,
+    JOINT_ACCEL,
+    JOINT_RATE,
+    LENGTH,
+    LINEAR_DAMPING,
+    LINEAR_STIFFNESS,
+    MASS,
+    TIME,
+    TORQUE,
+    TORSIONAL_DAMPING,
+    TORSIONAL_STIFFNESS,
+    Q,
+)
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 Vec = list[Num]  # unitless (directions, rotation matrices)
-Length = Annotated[float, Q(LENGTH)]
 Angle = Annotated[float, Q(ANGLE)]
 #: a point or offset in the file's length unit: [x, y] or [x, y, z]
 Point = Annotated[list[float], Q(LENGTH, "vector", doc="Coordinates")]
@@ -28,7 +45,7 @@ Time = Annotated[float, Q(TIME)]
 #: ``yes``/``on`` are text, not booleans (the YAML reader follows YAML 1.2): only true/false
 Bool = Annotated[bool, Field(strict=True)]
 #: planar: Izz about the CG; spatial: [Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or 3x3
-Inertia = Annotated[Union[float, list[float], list[list[float]]],
+Inertia = Annotated[float | list[float] | list[list[float]],
                     Q(INERTIA, "matrix", doc="Inertia about the cg, link axes: planar Izz; spatial [Ixx, Iyy, "
                       "Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 matrix")]
 #: "link" or "link.frame"
@@ -69,10 +86,10 @@ class Frame(Strict):
     model_config = ConfigDict(json_schema_extra=_frame_schema)
 
     origin: Annotated[list[float], Q(LENGTH, "vector", doc="Origin in the link frame")] = Field(default_factory=list)
-    angle: Optional[Annotated[float, Q(ANGLE, doc="Rotation about z (planar)")]] = None
-    rpy: Optional[Annotated[list[float], Q(ANGLE, "vector", doc="Roll, pitch, yaw about fixed x, y, z")]] = None
-    axis_angle: Optional[AxisAngle] = None
-    rotation: Optional[list[Vec]] = None
+    angle: Annotated[float, Q(ANGLE, doc="Rotation about z (planar)")] | None = None
+    rpy: Annotated[list[float], Q(ANGLE, "vector", doc="Roll, pitch, yaw about fixed x, y, z")] | None = None
+    axis_angle: AxisAngle | None = None
+    rotation: list[Vec] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -87,7 +104,7 @@ class Frame(Strict):
         return {"origin": data}
 
     @model_validator(mode="after")
-    def _one_rotation(self) -> "Frame":
+    def _one_rotation(self) -> Frame:
         given = [k for k in ("angle", "rpy", "axis_angle", "rotation") if getattr(self, k) is not None]
         if len(given) > 1:
             raise located_error(f"a frame takes one rotation, got {', '.join(given)}", sub=(given[1],),
@@ -100,8 +117,8 @@ class ShapeRod(Strict):
 
     type: Literal["rod"]
     mass: Mass
-    between: Optional[list[Name]] = None  # two frame names of this link
-    length: Optional[Annotated[float, Q(LENGTH, gt=0, doc="Rod length along x")]] = None
+    between: list[Name] | None = None  # two frame names of this link
+    length: Annotated[float, Q(LENGTH, gt=0, doc="Rod length along x")] | None = None
 
 
 class ShapeBox(Strict):
@@ -110,7 +127,7 @@ class ShapeBox(Strict):
     type: Literal["box"]
     mass: Mass
     size: Annotated[list[float], Q(LENGTH, "vector", doc="Edge lengths along the link axes")]
-    center: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre in the link frame")]] = None
+    center: Annotated[list[float], Q(LENGTH, "vector", doc="Centre in the link frame")] | None = None
 
 
 class ShapeDisk(Strict):
@@ -119,11 +136,11 @@ class ShapeDisk(Strict):
     type: Literal["disk"]
     mass: Mass
     radius: Annotated[float, Q(LENGTH, gt=0, doc="Radius")]
-    height: Optional[Annotated[float, Q(LENGTH, gt=0, doc="Height along z (spatial)")]] = None
-    center: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre in the link frame")]] = None
+    height: Annotated[float, Q(LENGTH, gt=0, doc="Height along z (spatial)")] | None = None
+    center: Annotated[list[float], Q(LENGTH, "vector", doc="Centre in the link frame")] | None = None
 
 
-Shape = Annotated[Union[ShapeRod, ShapeBox, ShapeDisk], Field(discriminator="type")]
+Shape = Annotated[ShapeRod | ShapeBox | ShapeDisk, Field(discriminator="type")]
 
 
 class PointMass(Strict):
@@ -136,10 +153,10 @@ class PointMass(Strict):
 
 class Link(Strict):
     frames: dict[Name, Frame] = Field(default_factory=dict)
-    mass: Optional[Mass] = None
-    cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
-    inertia: Optional[Inertia] = None
-    shape: Optional[Shape] = None
+    mass: Mass | None = None
+    cg: Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")] | None = None
+    inertia: Inertia | None = None
+    shape: Shape | None = None
     masses: dict[Name, PointMass] = Field(default_factory=dict)  # point masses by name
 
 
@@ -154,28 +171,29 @@ class Joint(Strict):
     actuated: Bool = False
     #: revolute/prismatic/cylindrical axis in joint-frame coordinates (default z; planar
     #: prismatic default x)
-    axis: Optional[Vec] = None
+    axis: Vec | None = None
     #: [lower, upper] for a 1-variable joint, a list of pairs for more; null = unbounded
-    limits: Optional[Annotated[list[Any], Q(JOINT, "limits", doc="[lower, upper] (a list of pairs for a "
-                                             "multi-variable joint); null = unbounded")]] = None
+    limits: Annotated[list[Any], Q(JOINT, "limits",
+                                   doc="[lower, upper] (a list of pairs for a multi-variable joint); "
+                                       "null = unbounded")] | None = None
 
 
 class DHRow(Strict):
     """One Denavit-Hartenberg row: a link and its proximal joint."""
 
-    name: Optional[Name] = None
-    joint_name: Optional[Name] = None
+    name: Name | None = None
+    joint_name: Name | None = None
     type: Literal["revolute", "prismatic"] = "revolute"
     a: Annotated[float, Q(LENGTH, doc="Link length a")] = 0.0
     alpha: Annotated[float, Q(ANGLE, doc="Link twist alpha")] = 0.0
     d: Annotated[float, Q(LENGTH, doc="Link offset d (offset of the variable, prismatic)")] = 0.0
     theta: Annotated[float, Q(ANGLE, doc="Joint angle offset (revolute) or angle (prismatic)")] = 0.0
     actuated: Bool = True
-    limits: Optional[Annotated[list[Optional[float]], Q(JOINT, "limits", doc="[lower, upper]; null = unbounded")]] \
+    limits: Annotated[list[float | None], Q(JOINT, "limits", doc="[lower, upper]; null = unbounded")] | None \
         = None
-    mass: Optional[Mass] = None
-    cg: Optional[Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")]] = None
-    inertia: Optional[Inertia] = None
+    mass: Mass | None = None
+    cg: Annotated[list[float], Q(LENGTH, "vector", doc="Centre of gravity in the link frame")] | None = None
+    inertia: Inertia | None = None
     frames: dict[Name, Frame] = Field(default_factory=dict)
 
 
@@ -188,7 +206,7 @@ class Serial(Strict):
 
     convention: Literal["standard", "modified"] = "standard"
     attach: FrameRef = ""  # link or link.frame the chain starts from; default: the base link
-    base_transform: Optional[Frame] = None
+    base_transform: Frame | None = None
     rows: list[DHRow] = Field(min_length=1)
 
 
@@ -222,9 +240,9 @@ def _element_kind(data: Any) -> str:
     return data.get("type", "linear") if isinstance(data, dict) else "linear"
 
 
-Spring = Annotated[Union[Annotated[LinearSpring, Tag("linear")], Annotated[TorsionalSpring, Tag("torsional")]],
+Spring = Annotated[Annotated[LinearSpring, Tag("linear")] | Annotated[TorsionalSpring, Tag("torsional")],
                    Discriminator(_element_kind)]
-Damper = Annotated[Union[Annotated[LinearDamper, Tag("linear")], Annotated[TorsionalDamper, Tag("torsional")]],
+Damper = Annotated[Annotated[LinearDamper, Tag("linear")] | Annotated[TorsionalDamper, Tag("torsional")],
                    Discriminator(_element_kind)]
 
 
@@ -232,9 +250,9 @@ class Load(Strict):
     """Constant force (N, world frame) at a frame of a link, and/or a constant torque (N m)."""
 
     link: FrameRef  # link or link.frame: point of application
-    force: Optional[Annotated[list[float], Q(FORCE, "vector", doc="Force, world frame")]] = None
-    torque: Optional[Annotated[Union[float, list[float]],
-                               Q(TORQUE, "scalar|vector", doc="Torque: a number (planar) or [tx, ty, tz]")]] = None
+    force: Annotated[list[float], Q(FORCE, "vector", doc="Force, world frame")] | None = None
+    torque: Annotated[float | list[float], Q(TORQUE, "scalar|vector",
+                                             doc="Torque: a number (planar) or [tx, ty, tz]")] | None = None
 
 
 class Driver(Strict):
@@ -248,27 +266,27 @@ class Driver(Strict):
     joint: Name
     kind: Literal["motion", "torque"] = "motion"
     type: Literal["constant", "constant_speed", "ramp", "harmonic", "table"]
-    value: Optional[Annotated[float, Q(DRIVEN, doc="Constant value")]] = None
-    speed: Optional[Annotated[float, Q(DRIVEN_RATE, doc="Rate of a constant_speed driver")]] = None
-    start: Optional[Annotated[float, Q(DRIVEN, doc="Value at the start (default: the assembly value)")]] = None
-    end: Optional[Annotated[float, Q(DRIVEN, doc="Value at the end of a ramp")]] = None
+    value: Annotated[float, Q(DRIVEN, doc="Constant value")] | None = None
+    speed: Annotated[float, Q(DRIVEN_RATE, doc="Rate of a constant_speed driver")] | None = None
+    start: Annotated[float, Q(DRIVEN, doc="Value at the start (default: the assembly value)")] | None = None
+    end: Annotated[float, Q(DRIVEN, doc="Value at the end of a ramp")] | None = None
     t_start: Annotated[float, Q(TIME, ge=0, doc="Start time")] = 0.0
-    t_end: Optional[Annotated[float, Q(TIME, gt=0, doc="End time of a ramp")]] = None
+    t_end: Annotated[float, Q(TIME, gt=0, doc="End time of a ramp")] | None = None
     shape: Literal["linear", "cycloidal"] = "cycloidal"
-    offset: Optional[Annotated[float, Q(DRIVEN, doc="Mean value of a harmonic (default: the assembly value)")]] = None
-    amplitude: Optional[Annotated[float, Q(DRIVEN, doc="Amplitude of a harmonic")]] = None
-    frequency: Optional[Annotated[float, Q(FREQUENCY, gt=0, doc="Frequency of a harmonic")]] = None
+    offset: Annotated[float, Q(DRIVEN, doc="Mean value of a harmonic (default: the assembly value)")] | None = None
+    amplitude: Annotated[float, Q(DRIVEN, doc="Amplitude of a harmonic")] | None = None
+    frequency: Annotated[float, Q(FREQUENCY, gt=0, doc="Frequency of a harmonic")] | None = None
     phase: Annotated[float, Q(ANGLE, doc="Phase of a harmonic: offset + amplitude sin(2 pi f t + phase)")] = 0.0
-    t: Optional[Annotated[list[float], Q(TIME, "vector", doc="Table times")]] = None
-    values: Optional[Annotated[list[float], Q(DRIVEN, "vector", doc="Table values")]] = None
+    t: Annotated[list[float], Q(TIME, "vector", doc="Table times")] | None = None
+    values: Annotated[list[float], Q(DRIVEN, "vector", doc="Table values")] | None = None
     interpolation: Literal["linear", "cubic"] = "cubic"
 
 
 class SweepRange(Strict):
     from_: Annotated[float, Q(JOINT, doc="First value")] = Field(alias="from")
     to: Annotated[float, Q(JOINT, doc="Last value")]
-    step: Optional[Annotated[float, Q(JOINT, gt=0, doc="Spacing")]] = None
-    num: Optional[Annotated[int, Field(strict=True, ge=1)]] = None
+    step: Annotated[float, Q(JOINT, gt=0, doc="Spacing")] | None = None
+    num: Annotated[int, Field(strict=True, ge=1)] | None = None
 
 
 class SolveDefaults(Strict):
@@ -279,7 +297,7 @@ class SolveDefaults(Strict):
         Field(default_factory=dict)
     accelerations: dict[str, Annotated[float, Q(JOINT_ACCEL, doc="Actuated accelerations by variable name")]] = \
         Field(default_factory=dict)
-    output_frames: Optional[list[FrameRef]] = None
+    output_frames: list[FrameRef] | None = None
 
 
 class SimulateDefaults(Strict):
@@ -316,9 +334,9 @@ class ForcesDefaults(Strict):
 
 
 class Analysis(Strict):
-    solve: Optional[SolveDefaults] = None
-    simulate: Optional[SimulateDefaults] = None
-    forces: Optional[ForcesDefaults] = None
+    solve: SolveDefaults | None = None
+    simulate: SimulateDefaults | None = None
+    forces: ForcesDefaults | None = None
 
 
 class Mechanism(Strict):
@@ -329,15 +347,15 @@ class Mechanism(Strict):
     description: str = ""
     kind: Literal["planar", "spatial"] = "planar"
     units: Units = Field(default_factory=Units)
-    gravity: Optional[Annotated[list[float], Q(ACCELERATION, "vector", doc="Gravity, world frame")]] = None
+    gravity: Annotated[list[float], Q(ACCELERATION, "vector", doc="Gravity, world frame")] | None = None
     links: dict[Name, Link] = Field(default_factory=dict)
     joints: dict[Name, Joint] = Field(default_factory=dict)
-    serial: Optional[Serial] = None
+    serial: Serial | None = None
     base: Name
-    effector: Optional[FrameRef] = None
-    tool: Optional[Frame] = None
+    effector: FrameRef | None = None
+    tool: Frame | None = None
     #: starting estimate of joint variables: ``J: value`` or ``J: [q1, q2, ...]`` (multi-variable)
-    assembly: dict[str, Annotated[Union[float, list[float]],
+    assembly: dict[str, Annotated[float | list[float],
                                   Q(JOINT, "scalar|vector", doc="Starting estimate of joint variables: `J: value`, "
                                     "or `J: [q1, q2, ...]` for a multi-variable joint")]] = Field(default_factory=dict)
     springs: dict[Name, Spring] = Field(default_factory=dict)
@@ -346,5 +364,5 @@ class Mechanism(Strict):
     drivers: dict[Name, Driver] = Field(default_factory=dict)
     analysis: Analysis = Field(default_factory=Analysis)
     #: a parameter study of this mechanism (paths into this file), run by `linkcli batch FILE`
-    study: Optional[Study] = None
-    schema_: Optional[str] = Field(default=None, alias="$schema")
+    study: Study | None = None
+    schema_: str | None = Field(default=None, alias="$schema")

@@ -71,4 +71,5 @@ def joint_value_problem(value_si: float, is_rotation: bool, size_m: float = 1.0)
         return None
     what = f"{limit:.3g} rad (about 16,000 turns)" if is_rotation else f"{limit:.3g} m (1e5 times the mechanism's size)"
     return (f"is beyond {what}, where float64 cannot resolve a joint value to the solver's tolerance; "
-            + ("give the angle within a few turns (e.g. modulo 360 deg)" if is_rotation else "check the value and its unit"))
+            + ("give the angle within a few turns (e.g. modulo 360 deg)" if is_rotation
+               else "check the value and its unit"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
@@ -49,16 +49,16 @@ class Parameter(Strict):
     random and lhs: ``low``/``high`` (uniform); normal: ``sd`` or ``tolerance`` (= 3 sd) about
     ``mean`` (default: the value in the mechanism file)."""
 
-    values: Optional[Annotated[list[Any], Field(min_length=1)]] = None
-    from_: Optional[Num] = Field(default=None, alias="from")
-    to: Optional[Num] = None
-    num: Optional[Count] = None
-    step: Optional[Pos] = None
-    low: Optional[Num] = None
-    high: Optional[Num] = None
-    sd: Optional[NonNeg] = None
-    tolerance: Optional[NonNeg] = None
-    mean: Optional[Num] = None
+    values: Annotated[list[Any], Field(min_length=1)] | None = None
+    from_: Num | None = Field(default=None, alias="from")
+    to: Num | None = None
+    num: Count | None = None
+    step: Pos | None = None
+    low: Num | None = None
+    high: Num | None = None
+    sd: NonNeg | None = None
+    tolerance: NonNeg | None = None
+    mean: Num | None = None
 
     def given(self) -> list[str]:
         return [k for k in type(self).model_fields if getattr(self, k) is not None]
@@ -75,14 +75,14 @@ class Study(Strict):
 
     method: StudyMethod
     parameters: Annotated[dict[str, Parameter], Field(min_length=1)]
-    variants: Optional[Annotated[int, Field(strict=True, ge=1, le=MAX_VARIANTS)]] = None
+    variants: Annotated[int, Field(strict=True, ge=1, le=MAX_VARIANTS)] | None = None
     seed: Annotated[int, Field(strict=True, ge=0)] = 0
     #: variants per task (default: about 8 tasks per worker, at most 256 variants each)
-    chunk_size: Optional[Count] = None
+    chunk_size: Count | None = None
     #: the job passes when at least this fraction of the variants pass
     pass_fraction: Annotated[float, Field(strict=True, ge=0, le=1)] = 1.0
     #: the study table's file name in the output folder: .csv, .json or .parquet
-    output: Optional[Text] = None
+    output: Text | None = None
 
     @field_validator("parameters")
     @classmethod
@@ -95,12 +95,13 @@ class Study(Strict):
         return value
 
     @model_validator(mode="after")
-    def _method_fields(self) -> "Study":
+    def _method_fields(self) -> Study:
         m = self.method
         for key, p in self.parameters.items():
             wrong = [f for f in p.given() if f not in _FIELDS[m]]
             if wrong:
-                raise located_error(f"`{_alias(wrong[0])}` does not apply to method {m}", sub=("parameters", key, _alias(wrong[0])),
+                raise located_error(f"`{_alias(wrong[0])}` does not apply to method {m}",
+                                    sub=("parameters", key, _alias(wrong[0])),
                                     hint=f"A {m} parameter takes {_NEEDS[m]}.")
             ok = {"grid": p.values is not None or (p.from_ is not None and p.to is not None
                                                    and (p.num is not None or p.step is not None)),
@@ -115,10 +116,10 @@ class Study(Strict):
                 raise located_error("give `values` or a range, not both", sub=("parameters", key, "values"))
             if m == "grid" and p.values is None and p.num is not None and p.step is not None:
                 raise located_error("give `num` or `step`, not both", sub=("parameters", key, "step"))
-            if m in ("random", "lhs") and not p.low < p.high:
+            if m in ("random", "lhs") and p.low is not None and p.high is not None and not p.low < p.high:
                 raise located_error(f"low ({p.low:g}) must be below high ({p.high:g})", sub=("parameters", key, "high"))
         if m == "list":
-            sizes = {len(p.values) for p in self.parameters.values()}
+            sizes = {len(p.values or ()) for p in self.parameters.values()}
             if len(sizes) > 1:
                 raise located_error(f"every parameter of a list study needs the same number of values, got "
                                     f"{sorted(sizes)}", sub=("parameters",),
@@ -141,7 +142,8 @@ class Study(Strict):
                 n *= len(p.values)
             elif p.num is not None:
                 n *= p.num
-            else:
+            else:  # the validator requires from/to/step here
+                assert p.to is not None and p.from_ is not None and p.step is not None
                 n *= int(math.floor(abs(p.to - p.from_) / p.step + 1e-9)) + 1
         return n
 

@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence, get_args, get_origin
+from typing import Any, get_args, get_origin
 
 LENGTH_SCALE = {"m": 1.0, "cm": 0.01, "mm": 0.001, "in": 0.0254, "ft": 0.3048}  #: metres per unit
 ANGLE_SCALE = {"deg": math.pi / 180.0, "rad": 1.0}  #: radians per unit
@@ -129,7 +130,7 @@ class Given(float):
 
     kind: str = ""
 
-    def __new__(cls, value: float, kind: str) -> "Given":
+    def __new__(cls, value: float, kind: str) -> Given:
         obj = super().__new__(cls, value)
         obj.kind = kind
         return obj
@@ -284,6 +285,7 @@ class Q:
         if self.gt is not None:
             number["exclusiveMinimum"] = self.gt
         leaf = {"anyOf": [number, {"type": "string", "description": "a number with a unit"}]}
+        schema: dict[str, Any]
         if self.shape == "scalar":
             schema = leaf
         elif self.shape == "vector":
@@ -347,7 +349,7 @@ class Q:
         body, unit = _VECTOR.match(text).groups()  # type: ignore[union-attr]
         items = [p.strip() for p in body.split(",")] if body.strip() else []
         out = []
-        for i, item in enumerate(items):
+        for item in items:
             try:
                 number = float(item)
             except ValueError:

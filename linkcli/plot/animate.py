@@ -9,8 +9,8 @@ stroke, so only positions change; the artists drawn for the first frame are move
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from ..core.mechanism import CompiledMechanism
 from ..errors import AnalysisInputError
 from . import PlotUnavailableError, require_matplotlib
 from .draw import add_scene_axes, draw_scene, new_figure, set_limits
-from .scene import (Scene, build_scene, effector_path, q_from_table, q_range_of, reference_size, swept_inputs)
+from .scene import Scene, build_scene, effector_path, q_from_table, q_range_of, reference_size, swept_inputs
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 SVG_HASH_SALT = "linkcli"  #: fixed salt of the ids in SVG files (byte-identical reruns)
@@ -44,9 +44,9 @@ def check_figure_path(path: str | os.PathLike, formats: Sequence[str] = FIGURE_F
 def save_figure(fig, path: str | os.PathLike, dpi: float = 100) -> None:
     """Write the figure to ``path`` (format from the extension) atomically: a temporary file in
     the same directory renamed over the target, so a failed write leaves no partial picture."""
-    from ..io.writers import atomic_path
-
     import matplotlib
+
+    from ..io.writers import atomic_path
 
     fmt = check_figure_path(path)
     # identical runs give identical files: SVG clip-path and other ids are hashes salted with a
@@ -170,7 +170,7 @@ def solve_figure(mech: CompiledMechanism, table, *, x_name: str | None = None, l
     dots = len(swept_inputs(mech, q)) > 1  # a grid of inputs: points, not lines
     xlabel = f"input {_q_header(mech, xi).replace('.q ', ' ')}"
     axes = []
-    for k, (panel, cell) in enumerate(zip(panels, cells)):
+    for k, (panel, cell) in enumerate(zip(panels, cells, strict=True)):
         pax = fig.add_subplot(cell, sharex=axes[0] if axes else None)
         panel(pax, x, dots)
         pax.grid(True, linewidth=0.4, alpha=0.5)
@@ -311,7 +311,7 @@ def columns_figure(table, columns: Sequence[str], *, x_header: str | None = None
     dots = bool(x_header) and len(x) > 2 and not (np.all(np.diff(x) >= 0) or np.all(np.diff(x) <= 0))
     fig = new_figure((7.5, 1.0 + 2.3 * len(units)))
     axes = fig.subplots(len(units), 1, sharex=True, squeeze=False)[:, 0]
-    for ax, (unit, hs) in zip(axes, units.items()):
+    for ax, (unit, hs) in zip(axes, units.items(), strict=True):
         for h in hs:
             ax.plot(x, table[h], label=h.split(" [")[0], **_line_style(dots))
         ax.set_ylabel(f"[{unit}]" if unit else "[-]")
@@ -386,7 +386,7 @@ def simulation_figure(table, path: str | os.PathLike | None = None, *, dpi: floa
     nrow = -(-len(panels) // ncol)
     fig = new_figure((6.0 * ncol, 1.2 + 2.8 * nrow))
     axes = fig.subplots(nrow, ncol, sharex=True, squeeze=False).ravel()
-    for ax, panel in zip(axes, panels):
+    for ax, panel in zip(axes, panels, strict=False):  # strict=False: the grid may have one spare cell
         panel(ax)
         ax.grid(True, linewidth=0.4, alpha=0.5)
     for ax in axes[len(panels):]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.forward import effector_pose, frame_poses, link_poses, tree_kinematics
-from ..core.mechanism import (CYLINDRICAL, JOINT_TYPE_NAMES, PRISMATIC, CompiledMechanism)
+from ..core.mechanism import CYLINDRICAL, JOINT_TYPE_NAMES, PRISMATIC, CompiledMechanism
 
 SLIDING = (PRISMATIC, CYLINDRICAL)
 
@@ -335,7 +335,8 @@ def _slider(mech, j, k, anchor, centre, axis, q, q_range, size, down) -> SliderM
     if ground:  # hatched strip along the guide, on the gravity side, just clear of the block
         strip = _rectangle(ends[0], axis, perp, 0.0, float(np.linalg.norm(ends[1] - ends[0])),
                            -H / 2 - STRIP * size, -H / 2)
-    return SliderMark(j, mech.joint_names[j], mech.link_names[int(mech.joint_child[j])], anchor.copy(), centre.copy(), axis, ends, block, strip, ground)
+    return SliderMark(j, mech.joint_names[j], mech.link_names[int(mech.joint_child[j])], anchor.copy(), centre.copy(),
+                      axis, ends, block, strip, ground)
 
 
 def _ground(p: np.ndarray, down: np.ndarray, size: float, planar: bool) -> GroundMark:
@@ -385,16 +386,16 @@ def configuration_at(mech: CompiledMechanism, q_actuated: np.ndarray, *, tol: fl
     estimate: like ``solve``/``fk``, assemble at the estimate's own inputs and follow that branch
     to the requested ones (plain Newton from a distant estimate may land on the other branch);
     when that fails, :func:`linkcli.core.assembly.assemble` with seeded restarts around the
-    estimate. Returns a ConfigurationResult for one point (``q`` (n_q,), ``status`` ...)."""
+    estimate. Returns one point's result (``q`` (n_q,), ``status``, ``residual``, ``condition``,
+    ``worst_loop``): a one-point SweepResult, or assemble's ConfigurationResult."""
     from ..core.assembly import assemble
-    from ..core.loop_closure import ConfigurationResult, Status
-    from ..core.sweep import solve_sweep
+    from ..core.loop_closure import Status
+    from ..core.sweep import SweepResult, solve_sweep
 
     a = np.asarray(q_actuated, float).reshape(mech.n_actuated)
     res = solve_sweep(mech, a[None], mech.q_init, tol=tol)
     if int(res.status[0]) == Status.CONVERGED:
-        return ConfigurationResult(res.q[0], res.status[0], res.residual[0], res.iterations[0], res.condition[0],
-                                   res.worst_loop[0])
+        return SweepResult(res.q[0], res.status[0], res.residual[0], res.condition[0], res.worst_loop[0])
     return assemble(mech, a, mech.q_init, tol=tol)
 
 
@@ -403,7 +404,7 @@ def q_from_table(mech: CompiledMechanism, table) -> np.ndarray:
     """(n, n_q) SI joint variables from a result table's ``J.q [unit]`` columns (solve and
     simulate tables both have them); NaN where a row has no value."""
     cols = []
-    for name, rot in zip(mech.q_names, mech.q_is_rotation):
+    for name, rot in zip(mech.q_names, mech.q_is_rotation, strict=True):
         unit = mech.angle_unit if rot else mech.length_unit
         scale = mech.angle_scale if rot else mech.length_scale
         cols.append(np.asarray(table[f"{name}.q [{unit}]"], float) * scale)

@@ -10,9 +10,10 @@ Jacobian: condition < 1e2 away from toggles). We assert 1e-8.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kin_helpers import fourbar_closed_form, fourbar_yaml, mech_from_yaml
+
 from linkcli.core.forward import frame_poses, link_poses
 from linkcli.core.loop_closure import Status
 from linkcli.core.planar_metrics import fourbar_loops, grashof_class, input_range, transmission_angle
@@ -72,12 +73,12 @@ def test_non_grashof_reports_limit_positions():
        mode=st.sampled_from([1, -1]))
 def test_random_grashof_crank_rockers(s, gaps, mode):
     """Crank-rockers valid by construction: crank shortest, s + l < p + q (Grashof)."""
-    p, q_, l = sorted([s + g for g in np.cumsum(gaps)])
-    if s + l >= p + q_ - 1e-3:
-        l = p + q_ - s - 0.05
-        if l <= q_:
+    p, q_, l_max = sorted([s + g for g in np.cumsum(gaps)])
+    if s + l_max >= p + q_ - 1e-3:
+        l_max = p + q_ - s - 0.05
+        if l_max <= q_:
             return
-    d, b, c = l, p, q_  # ground longest; the shortest link is the crank -> crank-rocker
+    d, b, c = l_max, p, q_  # ground longest; the shortest link is the crank -> crank-rocker
     mech = mech_from_yaml(fourbar_yaml(d, s, b, c, assembly=f"{{crank_pin: 0.0, A: {0.5 * mode}}}"))
     assert grashof_class(*fourbar_loops(mech)[0].lengths) == "crank-rocker"
     theta = np.linspace(0, 2 * np.pi, 361)
@@ -85,7 +86,7 @@ def test_random_grashof_crank_rockers(s, gaps, mode):
     assert np.all(res.status == Status.CONVERGED)
     B = pin_B(mech, res.q)
     errs = [np.abs(B - fourbar_closed_form(d, s, b, c, theta, sg)).max() for sg in (1, -1)]
-    assert min(errs) < TOL * max(1, l)  # one branch, all the way round
+    assert min(errs) < TOL * max(1, l_max)  # one branch, all the way round
     assert max(errs) > 1e-3
 
 
@@ -102,7 +103,8 @@ def test_transmission_angle_closed_form():
 
 @pytest.mark.parametrize("lengths, expected", [
     ((4, 1, 3.5, 3), "crank-rocker"), ((1, 4, 3.5, 3), "double-crank"), ((4, 3, 1, 3.5), "double-rocker"),
-    ((4, 3, 2, 3.5), "double-rocker"), ((4, 3, 1.5, 2), "triple-rocker"), ((2, 1, 2, 1), "change-point"), ((4, 3.5, 3, 1), "rocker-crank")])
+    ((4, 3, 2, 3.5), "double-rocker"), ((4, 3, 1.5, 2), "triple-rocker"), ((2, 1, 2, 1), "change-point"),
+    ((4, 3.5, 3, 1), "rocker-crank")])
 def test_grashof_classes(lengths, expected):
     assert grashof_class(*lengths) == expected
 

@@ -8,11 +8,11 @@ round-off ~eps/h ~ 1e-10, so 1e-7 absolute is honest for O(1) Jacobian entries.
 
 import numpy as np
 import pytest
-
 from kin_helpers import central_difference, fourbar_yaml, mech_from_yaml
+
 from linkcli.core.forward import frame_poses, link_poses
-from linkcli.core.mobility import mobility_report
 from linkcli.core.loop_closure import Status, constraints, solve_configuration
+from linkcli.core.mobility import mobility_report
 from linkcli.core.sweep import solve_sweep
 from linkcli.core.velocity import frame_motion, joint_rates
 

@@ -50,7 +50,8 @@ def test_coupling_rod_translates_and_wheels_turn_equally():
 
 DOUBLED = (MECHANISMS / "fourbar.yaml").read_text().replace(
     "  A: {type: revolute, parent: crank.A, child: coupler.A}",
-    "  A: {type: revolute, parent: crank.A, child: coupler.A}\n  A2: {type: revolute, parent: crank.A, child: coupler.A}",
+    "  A: {type: revolute, parent: crank.A, child: coupler.A}\n"
+    "  A2: {type: revolute, parent: crank.A, child: coupler.A}",
 ).replace("assembly: {crank_pin: 45, A: -5.36,", "assembly: {crank_pin: 45, A: -5.36, A2: -5.36,")
 
 
@@ -58,7 +59,8 @@ def test_fourbar_with_a_doubled_pin_moves_like_the_fourbar(tmp_path, runner):
     assert "A2:" in DOUBLED
     path = tmp_path / "doubled.yaml"
     path.write_text(DOUBLED)
-    for command in (["solve", str(path), "--format", "csv"], ["fk", str(path), "--set", "crank_pin=30", "--format", "csv"]):
+    for command in (["solve", str(path), "--format", "csv"],
+                    ["fk", str(path), "--set", "crank_pin=30", "--format", "csv"]):
         r = runner.invoke(app, command)
         assert r.exit_code == 0, r.stderr
         assert "internal error" not in r.stderr
@@ -71,11 +73,12 @@ def test_fourbar_with_a_doubled_pin_moves_like_the_fourbar(tmp_path, runner):
 
 
 def test_coupling_rod_cli_commands_do_not_fail(runner, tmp_path):
-    for command in (["solve", COUPLING_ROD, "--format", "csv"], ["fk", COUPLING_ROD, "--set", "axle1=40", "--format", "csv"],
+    for command in (["solve", COUPLING_ROD, "--format", "csv"],
+                    ["fk", COUPLING_ROD, "--set", "axle1=40", "--format", "csv"],
                     ["jacobian", COUPLING_ROD, "--set", "axle1=40"]):
         r = runner.invoke(app, command)
         assert r.exit_code == 0, r.stderr
     r = runner.invoke(app, ["fk", COUPLING_ROD, "--set", "axle1=40", "--format", "csv"])
     header, row = r.stdout.strip().splitlines()[-2:]
-    values = dict(zip(header.split(","), row.split(",")))
+    values = dict(zip(header.split(","), row.split(","), strict=True))
     assert abs(float(values["axle3.q [deg]"]) - 40) < 1e-8 and values["status"] == "ok"

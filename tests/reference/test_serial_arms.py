@@ -9,8 +9,8 @@ Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i + q_i) Tz(d_i) (modified, Craig).
 
 import numpy as np
 import pytest
-
 from kin_helpers import central_difference, mech_from_yaml
+
 from linkcli.core import transforms as tf
 from linkcli.core.forward import effector_pose, link_poses
 from linkcli.core.inverse import IKStatus, solve_ik

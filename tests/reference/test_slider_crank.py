@@ -9,10 +9,10 @@ accelerations are linear solves at that configuration, so they agree to ~1e-8 as
 
 import numpy as np
 import pytest
-
 from kin_helpers import mech_from_yaml
-from linkcli.core.mobility import mobility_report
+
 from linkcli.core.loop_closure import Status, constraints
+from linkcli.core.mobility import mobility_report
 from linkcli.core.sweep import solve_sweep
 from linkcli.core.velocity import joint_accelerations, joint_rates
 

@@ -83,8 +83,9 @@ def test_non_grashof_limit_in_cli_summary_and_csv(runner, tmp_path):
     assert "end_of_range" in r.stderr and "67.975687163" in r.stderr
     header, *rows = csv.read_text().splitlines()
     cols = header.split(",")
-    row = dict(zip(cols, rows[68].split(",")))
-    assert float(row["crank_pin.q [deg]"]) == pytest.approx(68.0, rel=1e-15) and row["status"] == "no_configuration"  # input kept, not nan
+    row = dict(zip(cols, rows[68].split(","), strict=True))
+    # the input is kept (not nan) on a row without a configuration
+    assert float(row["crank_pin.q [deg]"]) == pytest.approx(68.0, rel=1e-15) and row["status"] == "no_configuration"
     doc = json.loads(runner.invoke(app, ["solve", str(path), "--sweep", "crank_pin=0:90:1", "--format", "json"]).stdout)
     assert abs(doc["metadata"]["limits"][0]["inputs"]["crank_pin"] - LIMIT_DEG) < 1e-9
 

@@ -7,7 +7,7 @@ assembled are skipped (and make the exit code 1, as in ``solve``); ``--frames`` 
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,10 +23,11 @@ SimulateFlag = Annotated[bool, typer.Option(
 FpsOption = Annotated[float, typer.Option("--fps", min=0.1, max=120, help="Frames per second.")]
 FramesOption = Annotated[int, typer.Option(
     "--frames", min=1, help="At most N frames, evenly subsampled from the sweep or the simulation.")]
-TEndOption = Annotated[Optional[float], typer.Option(
+TEndOption = Annotated[float | None, typer.Option(
     "--t-end", help="With --simulate: duration in seconds.", show_default=False)]
 DpiOption = Annotated[float, typer.Option("--dpi", min=10, max=600, help="Resolution of the frames.")]
-DtOption = Annotated[Optional[float], typer.Option("--dt", help="With --simulate: time step in seconds.", show_default=False)]
+DtOption = Annotated[float | None, typer.Option("--dt", help="With --simulate: time step in seconds.",
+                                                show_default=False)]
 
 
 def animate(file: MechanismFile, output: AnimationOption, sweep: SweepOption = None, set_: SetOption = None,
@@ -100,7 +101,8 @@ def _simulation(file, loaded, mech, set_, t_end, dt, quiet):
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
     if outcome.table is None or outcome.table.n == 0:
-        echo_err(f"{file}: error: {outcome.summary.get('message', 'the simulation did not start')}; no animation written")
+        message = outcome.summary.get("message", "the simulation did not start")
+        echo_err(f"{file}: error: {message}; no animation written")
         raise typer.Exit(1)
     return outcome.table, 0 if outcome.ok else 1, outcome.summary.get("message", "")
 

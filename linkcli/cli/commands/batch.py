@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,42 +19,42 @@ from ..options import QuietOption
 
 LOG_WIDTH = 160  #: summary width on stderr when it is not a terminal (and COLUMNS is unset)
 
-FilesArgument = Annotated[List[Path], typer.Argument(
+FilesArgument = Annotated[list[Path], typer.Argument(
     metavar="JOBS.yaml | FILE...", show_default=False,
     help="A job file, or mechanism files (shell globs welcome) for the short form.")]
-AnalysisOption = Annotated[Optional[str], typer.Option(
+AnalysisOption = Annotated[str | None, typer.Option(
     "--analysis", "-a", metavar="solve|jacobian|simulate|forces", show_default=False,
     help="Short form: the analysis run on every FILE (default solve), with the file's own defaults.")]
-OutDirOption = Annotated[Optional[Path], typer.Option(
+OutDirOption = Annotated[Path | None, typer.Option(
     "--out-dir", "-d", metavar="DIR", file_okay=False, show_default=False,
     help="Output folder (default: the job file's out_dir, else ./results): one table per job, summary.json.")]
-JobsOption = Annotated[Optional[int], typer.Option(
+JobsOption = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, metavar="N", show_default=False,
     help="Local worker processes (default: one per CPU; 1 runs everything in this process).")]
-SchedulerOption = Annotated[Optional[str], typer.Option(
+SchedulerOption = Annotated[str | None, typer.Option(
     "--scheduler", metavar="tcp://HOST:PORT | local", show_default=False,
     help="Run on a Dask cluster (needs the dask extra); 'local' starts an embedded LocalCluster of --jobs "
          "processes.")]
-JunitOption = Annotated[Optional[Path], typer.Option(
+JunitOption = Annotated[Path | None, typer.Option(
     "--junit", metavar="FILE", dir_okay=False, show_default=False,
     help="Also write a JUnit XML report (one test case per job and file).")]
-CheckOption = Annotated[Optional[List[str]], typer.Option(
+CheckOption = Annotated[list[str] | None, typer.Option(
     "--check", metavar="'COLUMN>=V' | 'COLUMN<=V' | SHORTCUT=V", show_default=False,
     help="Short form: an acceptance check on every FILE (repeatable): a result column (its full header, unit "
          "included) with >= or <= a value, or min_transmission_angle=DEG, max_loop_residual=R, max_driver_torque=T.")]
 FormatOption = Annotated[str, typer.Option(
     "--format", "-f", metavar="csv|json", help="Short form: format of each job's result table.")]
-VariantsOption = Annotated[Optional[int], typer.Option(
+VariantsOption = Annotated[int | None, typer.Option(
     "--variants", min=1, metavar="N", show_default=False,
     help="Run N variants in every random, lhs or normal study instead of the job file's number.")]
 ResumeOption = Annotated[bool, typer.Option(
     "--resume", help="Continue the interrupted run in the output folder: jobs and study variants it finished are "
                      "kept (same results as one uninterrupted run), the rest run now.")]
-TimeoutOption = Annotated[Optional[float], typer.Option(
+TimeoutOption = Annotated[float | None, typer.Option(
     "--timeout", metavar="SECONDS", show_default=False,
     help="Time limit of each job on one file (a study: of each variant) without its own `timeout:`; past it "
          "that job fails with status error and the others go on.")]
-ChunkOption = Annotated[Optional[int], typer.Option(
+ChunkOption = Annotated[int | None, typer.Option(
     "--chunk-size", min=1, metavar="N", show_default=False,
     help="Study variants per task (default: the study's chunk_size, else about 8 tasks per worker, at most 64).")]
 
@@ -68,10 +68,10 @@ def parse_check(text: str):
 
     usage = (f"--check {text!r}: write 'COLUMN>=VALUE', 'COLUMN<=VALUE' or SHORTCUT=VALUE with a shortcut among "
              f"{', '.join(CHECK_SHORTCUTS)}")
-    for op, key in ((">=", "min"), ("<=", "max")):
-        column, sep, value = text.rpartition(op)
-        if sep:
-            break
+    bounds = [(op, key) for op, key in ((">=", "min"), ("<=", "max")) if op in text]
+    if bounds:
+        op, key = bounds[0]
+        column, _, value = text.rpartition(op)
     else:
         column, sep, value = text.partition("=")
         key = column.strip()

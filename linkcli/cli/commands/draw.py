@@ -8,20 +8,20 @@ be assembled there. Needs the ``plot`` extra (matplotlib); without it: a one-lin
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
 from ..common import ExitCode, echo_err, load_and_compile, print_diagnostics
 from ..options import MechanismFile, QuietOption
 
-SetOption = Annotated[Optional[List[str]], typer.Option(
+SetOption = Annotated[list[str] | None, typer.Option(
     "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
 PictureOption = Annotated[Path, typer.Option(
     "--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
     help="Picture file: .png, .svg or .pdf (written atomically).")]
 LabelsOption = Annotated[bool, typer.Option("--labels", help="Write link, joint and effector names.")]
-ViewOption = Annotated[Optional[str], typer.Option(
+ViewOption = Annotated[str | None, typer.Option(
     "--view", metavar="ELEV,AZIM", show_default=False,
     help="3-D view of spatial mechanisms: elevation and azimuth in degrees (default 25,-60).")]
 DpiOption = Annotated[float, typer.Option("--dpi", min=10, max=1200, help="Resolution of PNG pictures.")]

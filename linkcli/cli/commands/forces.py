@@ -10,7 +10,7 @@ their status; exit 1 if any.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,25 +18,25 @@ from ..common import echo_err, emit_table, finish, load_and_compile, print_diagn
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 from .solve import SetOption, SweepOption, ZipOption
 
-SpeedOption = Annotated[Optional[List[str]], typer.Option(
+SpeedOption = Annotated[list[str] | None, typer.Option(
     "--speed", metavar="JOINT=SPEED", show_default=False,
     help="Input speed: file units per s, or with a unit: crank_pin=60rpm, 2rad/s, 0.5m/s (repeatable). "
          "Default: the file's analysis.forces.speed, else its constant_speed motor, else 0.")]
-AccOption = Annotated[Optional[List[str]], typer.Option(
+AccOption = Annotated[list[str] | None, typer.Option(
     "--acceleration", metavar="JOINT=ACC", show_default=False,
     help="Input acceleration: file units per s^2, or with a unit (10rad/s^2). Default 0.")]
 StaticOption = Annotated[bool, typer.Option(
     "--static", help="Kinetostatics: no velocities or accelerations (gravity, springs and loads only).")]
-LoadOption = Annotated[Optional[List[str]], typer.Option(
+LoadOption = Annotated[list[str] | None, typer.Option(
     "--load", metavar="FRAME=FX,FY[,FZ]", show_default=False,
     help="Add a force in N (world components; or with a unit: 0,-0.1kN) at a frame, e.g. coupler.P=0,-100 "
          "(repeatable).")]
-GravityOption = Annotated[Optional[bool], typer.Option(
+GravityOption = Annotated[bool | None, typer.Option(
     "--gravity/--no-gravity", show_default=False, help="Include the file's gravity (default: as the file says).")]
 EquilibriumOption = Annotated[bool, typer.Option(
     "--equilibrium", help="Find where the mechanism rests with its inputs free (along the sweep, or near "
                           "--set), and whether each rest position is stable.")]
-PlotOption = Annotated[Optional[Path], typer.Option(
+PlotOption = Annotated[Path | None, typer.Option(
     "--plot", metavar="FILE", dir_okay=False, show_default=False,
     help="Also write a figure (.png, .svg, .pdf): input torque against the input, polar joint-force "
          "diagrams and the shaking-force locus.")]

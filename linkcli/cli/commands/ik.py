@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
 from ..common import emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
-TargetOption = Annotated[List[str], typer.Option(
+TargetOption = Annotated[list[str], typer.Option(
     "--target", "-t", metavar="X,Y[,ANGLE] | X,Y,Z[,R,P,Y]",
     help="Tool pose in the file's units (planar x,y[,angle]; spatial x,y,z[,roll,pitch,yaw]); repeat for a path.")]
-ModeOption = Annotated[Optional[str], typer.Option(
+ModeOption = Annotated[str | None, typer.Option(
     "--mode", help="full | position | xy (default: full when an orientation is given, else position).",
     show_default=False)]
-GuessOption = Annotated[Optional[List[str]], typer.Option(
+GuessOption = Annotated[list[str] | None, typer.Option(
     "--guess", metavar="JOINT=VALUE", help="Starting actuated value (file units; repeatable).", show_default=False)]
 
 

@@ -15,12 +15,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from linkcli.core.mechanism import CompiledMechanism
     from linkcli.errors import Diagnostic
     from linkcli.io.loader import LoadedMechanism
+    from linkcli.model.mechanism import Mechanism
 
 def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def rank_mobility(mech: "CompiledMechanism") -> dict[str, Any]:
+def rank_mobility(mech: CompiledMechanism) -> dict[str, Any]:
     """Mobility from the rank of the constraint Jacobian at the assembled configuration (the
     file's assembly estimate, closed by the solver), with the assembly status."""
     from linkcli.core.assembly import assemble
@@ -63,8 +64,8 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return json_safe(raw)
 
 
-def actuation_warnings(loaded: "LoadedMechanism", mech: "CompiledMechanism",
-                       rank: dict[str, Any] | None = None, over_only: bool = False) -> list["Diagnostic"]:
+def actuation_warnings(loaded: LoadedMechanism[Mechanism], mech: CompiledMechanism,
+                       rank: dict[str, Any] | None = None, over_only: bool = False) -> list[Diagnostic]:
     """A warning at ``joints`` when the number of actuated variables differs from the mobility
     (by rank at the assembled configuration, else Gruebler): over-actuated inputs cannot all be
     chosen (solve finds no assembly), under-actuated ones leave the pose undetermined (normal
@@ -97,7 +98,7 @@ def _si(values) -> float | list:
     return float(arr) if arr.ndim == 0 else [_si(v) for v in arr]
 
 
-def compiled_parameters(mech: "CompiledMechanism", model: Any) -> list[dict[str, Any]]:
+def compiled_parameters(mech: CompiledMechanism, model: Any) -> list[dict[str, Any]]:
     """Every physical parameter as the solver uses it, SI: ``{"parameter", "value", "unit"}``
     (links' mass, cg, inertia; gravity; springs, dampers, loads; driver profiles)."""
     from linkcli.core.mechanism import DRIVE_TORQUE
@@ -150,7 +151,8 @@ def compiled_parameters(mech: "CompiledMechanism", model: Any) -> list[dict[str,
     return rows
 
 
-def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tuple[dict[str, Any], list["Diagnostic"]]:
+def mechanism_info(loaded: LoadedMechanism[Mechanism],
+                   mech: CompiledMechanism) -> tuple[dict[str, Any], list[Diagnostic]]:
     """Plain data describing the mechanism (lengths/angles in the file's units) and the warnings
     (loader warnings plus actuation vs mobility)."""
     from linkcli.core.mechanism import JOINT_TYPE_NAMES
@@ -159,7 +161,7 @@ def mechanism_info(loaded: "LoadedMechanism", mech: "CompiledMechanism") -> tupl
     ls, as_ = mech.length_scale, mech.angle_scale
     links = [{"name": name, "mass_given": bool(mech.link_has_mass[i]),
               "mass": float(mech.link_mass[i]) if mech.link_has_mass[i] else None,
-              "frames": [f.split(".", 1)[1] for f, li in zip(mech.frame_names, mech.frame_link)
+              "frames": [f.split(".", 1)[1] for f, li in zip(mech.frame_names, mech.frame_link, strict=True)
                          if li == i and "." in f]}
              for i, name in enumerate(mech.link_names)]
     loop_of = {int(j): k for k, j in enumerate(mech.loop_joint)}

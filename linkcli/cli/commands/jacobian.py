@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
 from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
-SetOption = Annotated[Optional[List[str]], typer.Option(
+SetOption = Annotated[list[str] | None, typer.Option(
     "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
 FrameOption = Annotated[str, typer.Option(
     "--frame", help="Express the twist in the base (world) frame or the effector (tool) frame.")]

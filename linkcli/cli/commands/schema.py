@@ -8,7 +8,7 @@ fails when it is stale (fix: ``linkcli schema -o schemas/mechanism.schema.json``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -55,7 +55,7 @@ def schema_text() -> str:
 
 
 SchemaOutputOption = Annotated[
-    Optional[Path], typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
+    Path | None, typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
                                  help="Write to FILE (.json) atomically instead of stdout ('-': stdout).")]
 
 

@@ -10,24 +10,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any
 
 import typer
 
 from ..common import echo_err, emit_table, finish, interrupt_requests, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
-DtOption = Annotated[Optional[float], typer.Option("--dt", help="Time step [s].", show_default=False)]
-TEndOption = Annotated[Optional[float], typer.Option("--t-end", help="Duration [s].", show_default=False)]
-EveryOption = Annotated[Optional[int], typer.Option("--every", help="Save every N-th step.", show_default=False)]
-TolOption = Annotated[Optional[float], typer.Option(
+DtOption = Annotated[float | None, typer.Option("--dt", help="Time step [s].", show_default=False)]
+TEndOption = Annotated[float | None, typer.Option("--t-end", help="Duration [s].", show_default=False)]
+EveryOption = Annotated[int | None, typer.Option("--every", help="Save every N-th step.", show_default=False)]
+TolOption = Annotated[float | None, typer.Option(
     "--tol", help="Relative Newton tolerance of a step (default 1e-10).", show_default=False)]
-SetOption = Annotated[Optional[List[str]], typer.Option(
+SetOption = Annotated[list[str] | None, typer.Option(
     "--set", metavar="JOINT=VALUE", help="Initial actuated value (file units).", show_default=False)]
-RateOption = Annotated[Optional[List[str]], typer.Option(
+RateOption = Annotated[list[str] | None, typer.Option(
     "--rate", metavar="JOINT=VALUE", show_default=False,
     help="Initial rate of any joint variable (file units per s); projected onto the constraints.")]
-PlotOption = Annotated[Optional[Path], typer.Option(  # --plot (linkcli.plot, `plot` extra)
+PlotOption = Annotated[Path | None, typer.Option(  # --plot (linkcli.plot, `plot` extra)
     "--plot", metavar="FILE", dir_okay=False, show_default=False,
     help="Also write a figure (.png, .svg, .pdf): joint variables, driver loads, reactions, energy vs time.")]
 
@@ -50,7 +50,8 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
-    overrides = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every), ("tol", tol)) if v is not None}
+    overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every),
+                                                   ("tol", tol)) if v is not None}
     if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
         raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive finite numbers")
     if tol is not None and not tol <= 1e-3:
@@ -87,7 +88,8 @@ def _announce_first_compile() -> None:
     from linkcli.core.dynamics import integrator
 
     if jit.jit_enabled() and not jit.numba_cache_exists(integrator.__file__, "integrator.*.nbi"):
-        echo_err("compiling the dynamics kernels (first run after installing linkcli: about 45 s of CPU, cached afterwards)")
+        echo_err("compiling the dynamics kernels (first run after installing linkcli: about 45 s of CPU, "
+                 "cached afterwards)")
 
 
 class _progress:
@@ -116,7 +118,8 @@ def _print_summary(s: dict) -> None:
     if "steps" not in s:
         return
     units = s.get("peak_driver_load_unit", {})
-    peak = ", ".join(f"{k} {v:.6g} {units.get(k, '')}".rstrip() for k, v in s["peak_driver_load"].items()) or "no drivers"
+    peak = ", ".join(f"{k} {v:.6g} {units.get(k, '')}".rstrip()
+                     for k, v in s["peak_driver_load"].items()) or "no drivers"
     refined = f" ({s['refined_steps']} refined into substeps)" if s.get("refined_steps") else ""
     echo_err(f"{s['status']}: {s['steps']} steps{refined} of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
              f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual']:.3g}; "

@@ -9,32 +9,32 @@ file's sweep. Rows that cannot be assembled are kept with their status; exit 1 i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
 from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
-SetOption = Annotated[Optional[List[str]], typer.Option(
+SetOption = Annotated[list[str] | None, typer.Option(
     "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
-SweepOption = Annotated[Optional[List[str]], typer.Option(
+SweepOption = Annotated[list[str] | None, typer.Option(
     "--sweep", metavar="JOINT=FROM:TO:STEP", show_default=False,
     help="Sweep an actuated variable (FROM:TO:nNUM for NUM points); repeat for 2-DOF mechanisms.")]
 ZipOption = Annotated[bool, typer.Option("--zip", help="Several sweeps advance together instead of as a grid.")]
-RateOption = Annotated[Optional[List[str]], typer.Option(
+RateOption = Annotated[list[str] | None, typer.Option(
     "--rate", metavar="JOINT=VALUE", help="Actuated rate (file units per s): adds velocities.", show_default=False)]
-AccOption = Annotated[Optional[List[str]], typer.Option(
+AccOption = Annotated[list[str] | None, typer.Option(
     "--acceleration", metavar="JOINT=VALUE", show_default=False,
     help="Actuated acceleration (file units per s^2): adds accelerations.")]
-FramesOption = Annotated[Optional[str], typer.Option(
+FramesOption = Annotated[str | None, typer.Option(
     "--output-frames", metavar="A,B,...", help="Only these frames' columns (link.frame names).", show_default=False)]
 # --plot (linkcli.plot, needs the `plot` extra) -------------------------------------------------
-PlotOption = Annotated[Optional[Path], typer.Option(
+PlotOption = Annotated[Path | None, typer.Option(
     "--plot", metavar="FILE", dir_okay=False, show_default=False,
     help="Also write a figure (.png, .svg, .pdf): the effector path on the mechanism, joint variables, "
          "transmission angle and velocity ratios against the first swept input.")]
-PlotColumnsOption = Annotated[Optional[str], typer.Option(
+PlotColumnsOption = Annotated[str | None, typer.Option(
     "--plot-columns", metavar="A,B,...", show_default=False,
     help="With --plot: a figure of these result columns (e.g. coupler.P.x,B.transmission) instead.")]
 

@@ -68,4 +68,5 @@ def validate(files: MechanismFiles, fmt: CheckFormatOption = CheckFormat.text, q
 
 
 def register(app: typer.Typer) -> None:
-    app.command("validate", short_help="Check mechanism files (syntax, format, references, topology); exit 3 if any is invalid.")(validate)
+    app.command("validate", short_help="Check mechanism files (syntax, format, references, topology); "
+                                       "exit 3 if any is invalid.")(validate)

@@ -25,8 +25,17 @@ import numpy as np
 import scipy.linalg
 
 from ..jit import maybe_njit
-from ..mechanism import (CYLINDRICAL, DRIVE_MOTION, FIXED, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL,
-                         UNIVERSAL, CompiledMechanism)
+from ..mechanism import (
+    CYLINDRICAL,
+    DRIVE_MOTION,
+    FIXED,
+    PLANAR,
+    PRISMATIC,
+    REVOLUTE,
+    SPHERICAL,
+    UNIVERSAL,
+    CompiledMechanism,
+)
 from .kinematics import direction, joint_angle, joint_slide
 from .layout import G_AX, G_OA, G_OB, G_SA, G_SB, J_PA, J_PB, R_DRV, R_JOINT, R_KIND
 from .linalg import cross, dot, row3, scale, sub, wrap_angle

@@ -21,8 +21,23 @@ import numpy as np
 from ..jit import maybe_njit
 from .constraints import scatter_gradient
 from .kinematics import direction, joint_angle, joint_slide, point, point_velocity
-from .layout import (AXIAL, D_DRIVER, D_JOINT, D_ROT, E_INDEX, E_KIND, G_AX, J_PA, J_PB, K_DAMP,
-                     K_FREE, K_STIFF, L_FORCE, L_POINT, L_TORQUE)
+from .layout import (
+    AXIAL,
+    D_DRIVER,
+    D_JOINT,
+    D_ROT,
+    E_INDEX,
+    E_KIND,
+    G_AX,
+    J_PA,
+    J_PB,
+    K_DAMP,
+    K_FREE,
+    K_STIFF,
+    L_FORCE,
+    L_POINT,
+    L_TORQUE,
+)
 from .linalg import add, cross, dot, row3, scale, sub, wrap_angle
 
 

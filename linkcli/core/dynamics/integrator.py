@@ -36,8 +36,9 @@ whenever the constrained system is well posed. Both steps' matrices are assemble
 band storage, the unknowns (body components and active rows) in the reverse Cuthill-McKee order
 of :mod:`.ordering`, and factorised by LU with partial pivoting (:func:`.linalg.band_lu_factor`,
 which handles the zero diagonal blocks); a constraint row is touched only on its two bodies. For
-a chain of loops the bandwidth is constant, so a step costs O(N) (dense LU: O(N^3)). A step that fails or turns a body by more than
-``MAX_STEP_ROTATION`` is reported to the caller, which refines it (:mod:`.runner`).
+a chain of loops the bandwidth is constant, so a step costs O(N) (dense LU: O(N^3)). A step
+that fails or turns a body by more than ``MAX_STEP_ROTATION`` is reported to the caller, which
+refines it (:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -53,8 +54,7 @@ from .forces import applied_forces, damper_coordinates, damper_increment, load_w
 from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
 from .layout import D_DRIVER, D_Q, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
-from .linalg import (band_lu_factor, band_lu_solve, copy1, copy2, copy3, reorthonormalize, rotate_world,
-                     rotation_z)
+from .linalg import band_lu_factor, band_lu_solve, copy1, copy2, copy3, reorthonormalize, rotate_world, rotation_z
 from .ordering import kkt_order, kkt_pattern
 from .structs import Work
 

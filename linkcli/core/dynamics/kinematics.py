@@ -17,8 +17,27 @@ import math
 
 from ..jit import maybe_njit
 from ..mechanism import CYLINDRICAL, FIXED, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
-from .layout import (G_A1, G_A2, G_AX, G_B1, G_OA, G_OB, G_SA, G_SB, J_AXA, J_N1A, J_N1B, J_N2A, J_PA,
-                     J_PB, J_QN, J_QS, J_RA, J_RB, J_TYPE)
+from .layout import (
+    G_A1,
+    G_A2,
+    G_AX,
+    G_B1,
+    G_OA,
+    G_OB,
+    G_SA,
+    G_SB,
+    J_AXA,
+    J_N1A,
+    J_N1B,
+    J_N2A,
+    J_PA,
+    J_PB,
+    J_QN,
+    J_QS,
+    J_RA,
+    J_RB,
+    J_TYPE,
+)
 from .linalg import add, cross, dot, lu_factor, lu_solve, matTvec, matvec, row3, scale, sub, wrap_angle
 
 ZERO3 = (0.0, 0.0, 0.0)

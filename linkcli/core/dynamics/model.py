@@ -46,6 +46,7 @@ from .constraints import perpendiculars, row_table
 from .layout import AXIAL, TORSIONAL
 from .structs import DynModel
 
+
 def joint_axes(mech: CompiledMechanism) -> np.ndarray:
     """(n_joints, 3) axis of each joint's first variable in joint-frame coordinates (z for
     joints without variables)."""
@@ -60,7 +61,8 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     ``inertia (n_b, 3, 3)`` (possibly regularised, see :mod:`.bodies`)."""
     _, link_body = body_links(mech)
     planar = bool(mech.planar)
-    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia, c_scale=_c_scale(planar, len(mass), mechanism_size(mech)),
+    fields = dict(planar=int(planar), b_mass=mass, b_inertia=inertia,
+                  c_scale=_c_scale(planar, len(mass), mechanism_size(mech)),
                   gravity=mech.gravity, q_axis=mech.q_axis, q_rot=mech.q_is_rotation)
     fields.update(_joints(mech, link_body))
     rows = row_table(mech, joint_axes(mech))

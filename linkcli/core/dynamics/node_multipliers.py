@@ -30,11 +30,13 @@ from .forces import applied_forces, damper_coordinates
 from .inertia import mass_block
 from .kinematics import direction, joint_geometry
 from .layout import G_A1, G_A2, G_AX, G_B1, G_OA, G_OB, G_SA, G_SB, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
-
-SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 from .linalg import add, band_lu_factor, band_lu_solve, cross, dot, row3, sub
 from .ordering import kkt_order
 from .structs import as_kernel
+
+SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
+
+SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 
 
 @maybe_njit(inline=True)

@@ -42,7 +42,8 @@ def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
         jj.append(n + i_row)
     for e in range(m.ei.shape[0]):
         i = m.ei[e, E_INDEX]
-        pair = (m.ai[i, 0], m.ai[i, 1]) if m.ei[e, E_KIND] == AXIAL else (m.ji[m.ti[i, 0], J_PA], m.ji[m.ti[i, 0], J_PB])
+        pair = (m.ai[i, 0], m.ai[i, 1]) if m.ei[e, E_KIND] == AXIAL else (m.ji[m.ti[i, 0], J_PA],
+                                                                          m.ji[m.ti[i, 0], J_PB])
         clique([d for body in pair for d in dofs(body)])
     return np.array(ii, dtype=np.int64), np.array(jj, dtype=np.int64)
 

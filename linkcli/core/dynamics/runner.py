@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from .. import forward
 from ..mechanism import CompiledMechanism
+from ..profiles import evaluate_profile
 from . import integrator as it
 from .layout import R_DRV
-from .outputs import sample_outputs
 from .node_multipliers import node_multipliers
+from .outputs import sample_outputs
 from .result import SimulationResult
-from ..profiles import evaluate_profile
 from .setup import all_rows, prepare, select_rows
 
 MAX_RESELECT = 5  # re-selections of the independent constraint rows per run
@@ -78,7 +78,7 @@ def _check_inputs(mech, q0, qd0, t_end, dt, every):
 MAX_SUBSTEPS = 64  # finest refinement of a failing step (in powers of two)
 
 
-def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: "_Chunks"):
+def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: _Chunks):
     """The time loop: compiled chunks of steps; a failing step is re-selected (rank change of
     the constraints) or refined into substeps. Returns ``(status, node reached, message,
     stats)``; stats = (largest Newton iterations, refined steps)."""
@@ -92,7 +92,8 @@ def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: "_Chunks"):
                                            save_row, out, acc, stats)
         if status == it.OK:
             if chunks.done(k, k1, h) and k1 <= n:  # stop requested: nodes up to k1 - 1 are saved
-                return INTERRUPTED, k1 - 1, f"interrupted at t = {(k1 - 1) * h:.6g} s; the rows up to there are kept", stats
+                message = f"interrupted at t = {(k1 - 1) * h:.6g} s; the rows up to there are kept"
+                return INTERRUPTED, k1 - 1, message, stats
             k = k1
             continue
         if status == it.SINGULAR and reselect < MAX_RESELECT:

@@ -51,4 +51,5 @@ def test_api_failures_are_typed_and_counted():
         linkcli.load(bad / next(p.name for p in bad.glob("*.yaml")))
     limited = linkcli.load(REPO / "mechanisms" / "planar_3r.yaml").ik([[3.0, 1.0], [1.0, 1.0]])
     assert (limited.n_cases, limited.n_failed, limited.ok) == (2, 1, False)
-    assert [e.kind for e in limited.events] == ["warning"]
+    assert [(e.kind, e.index) for e in limited.events] == [("unreachable", 0)]  # typed, with the target
+    assert limited.failure == limited.events[0].message

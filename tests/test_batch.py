@@ -107,7 +107,7 @@ def test_analysis_failure_fails_the_job(mix_run):
     _, out = mix_run
     job = jobs_by_id(out / "summary.json")["unreachable"]
     assert job["failed_cases"] == 1 and job["cases"] == 2
-    assert "not reached" in job["message"]
+    assert "is unreachable" in job["message"]  # the typed failure event of the target
 
 
 def test_junit_report(mix_run):

@@ -343,8 +343,9 @@ def test_jacobian_metrics_are_those_of_the_dimensionless_jacobian(tmp_path, leng
     from linkcli.analyses.jacobian import run_jacobian
 
     loaded = load(tmp_path, two_r(length, angle))
-    table, status = run_jacobian(compile_mechanism(loaded.model), {})
-    assert status == 0
+    out = run_jacobian(compile_mechanism(loaded.model), {})
+    table = out.table
+    assert out.n_failed == 0
     # closed form of the planar 2R tool Jacobian (SI), rows vx, vy, wz; L = largest link = 0.9 m
     a1, a2, t1, t12 = 0.9, 0.6, math.radians(30), math.radians(100)
     J = np.array([[-a1 * math.sin(t1) - a2 * math.sin(t12), -a2 * math.sin(t12)],

@@ -239,7 +239,7 @@ def results(data: dict, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {"solve": si_columns(run_solve(mech, solve_request(loaded.model.analysis.solve)).table)}
     out["jacobian"] = {}
     if mech.n_actuated:  # (no inputs, no Jacobian: the double pendulum)
-        jac, _ = run_jacobian(mech, {})
+        jac = run_jacobian(mech, {}).table
         out["jacobian"] = {k: np.atleast_1d(np.asarray(jac.metadata[k], float))
                            for k in ("singular_values", "condition", "manipulability")}
     if loaded.model.analysis.simulate is not None:

@@ -31,7 +31,8 @@ from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable
 from .inputs import Sweep, actuated_index, actuated_scale, actuated_values, format_inputs, sweep_path
-from .solve import sweep_messages
+from .outcome import AnalysisOutcome, Event, warnings
+from .solve import sweep_events
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,6 @@ class ForcesRequest:
     loads: dict[str, list[float | str]] = field(default_factory=dict)
     gravity: bool = True
     tol: float = 1e-10
-
-
-@dataclass(frozen=True)
-class ForcesOutcome:
-    table: ResultTable
-    n_failed: int
-    messages: list[str]
-    summary: dict
-    result: object = None  # the core ForcesResult
 
 
 def request_from_defaults(model) -> ForcesRequest:
@@ -171,7 +163,7 @@ def _force(value: float | str, where: str) -> float:
 
 
 # -- the analysis ------------------------------------------------------------------------------------
-def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> ForcesOutcome:
+def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> AnalysisOutcome:
     """Solve the sweep, its rates and accelerations, then the forces at every point."""
     if mech.n_actuated == 0:
         raise AnalysisInputError("forces needs actuated joints (the inputs that move the mechanism); mark them "
@@ -207,11 +199,13 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
     status_text = row_status(mech, path, res.status).astype(object)
     status_text[(status_text == OK_TEXT) & (fr.status != ks.OK)] = SINGULAR_TEXT
     status_text = status_text.astype(str)
-    messages = sweep_messages(mech, res, path, status_text) + list(fr.warnings)
+    events = sweep_events(mech, res, path, status_text) + warnings(fr.warnings)
     singular = np.flatnonzero(fr.status == ks.SINGULAR)
     for i in singular[:5]:
-        messages.append(f"singular configuration (toggle or dead centre) at {format_inputs(mech, path[i])}: no finite "
-                        "input torque balances the loads there; the point has status singular")
+        events.append(Event("singular", f"singular configuration (toggle or dead centre) at "
+                            f"{format_inputs(mech, path[i])}: no finite "
+                            "input torque balances the loads there; the point has status singular", int(i)))
+    messages = [e.message for e in events]
     table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc, status_text)
     summary = summarise(mech, path, fr, req)
     table.metadata["summary"] = summary
@@ -219,7 +213,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Forc
     table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
                                                                  strict=True)}
     n_failed = int(np.sum(status_text != OK_TEXT))
-    return ForcesOutcome(table, n_failed, messages, summary, fr)
+    return AnalysisOutcome.of(table, n, n_failed, events, summary, fr, what="points")
 
 
 def _in_file_units(mech: CompiledMechanism, values: np.ndarray, per: str) -> dict:
@@ -352,7 +346,7 @@ def summary_lines(summary: dict) -> list[str]:
     return lines
 
 
-def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> ForcesOutcome:
+def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> AnalysisOutcome:
     """Rest positions with the inputs free: one row per equilibrium found along the sweep (one
     input: every sign change of the holding torque), or near the start point (no sweep, or
     several inputs). Columns: joint variables, holding torque left (the residual), reduced
@@ -366,7 +360,8 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
     ok = res.status == Status.CONVERGED
     gravity = None if req.gravity else np.zeros(3)
-    messages = sweep_messages(mech, res, path)
+    sweep_evs = sweep_events(mech, res, path)
+    messages: list[str] = []  # notes of the search
     if ok.any():
         # every free coordinate must be at rest, not only the actuated ones: idle freedoms (a
         # free hinge) join the search as inputs
@@ -404,11 +399,14 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     table.add("", "stability", "", np.array([e.stability for e in eqs], dtype=str).reshape(n))
     table.add("", "status", "", np.array(["ok" if e.converged else "max_iter" for e in eqs], dtype=str).reshape(n))
     failed = sum(not e.converged for e in eqs)
-    for e in eqs:
+    events = sweep_evs + warnings(messages)
+    for k, e in enumerate(eqs):
         if not e.converged:
-            messages.append(f"Newton did not meet the tolerance near {format_inputs(mech, e.a)}")
+            events.append(Event("not_converged", "Newton did not meet the tolerance near "
+                                f"{format_inputs(mech, e.a)}", k))
+    messages = [e.message for e in events]
     summary = {"equilibria": [{"at": format_inputs(mech, e.a), "stability": e.stability,
                                "stiffness": e.stiffness.tolist()} for e in eqs]}
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
-    return ForcesOutcome(table, failed, messages, summary, eqs)
+    return AnalysisOutcome.of(table, n, failed, events, summary, eqs, what="rest positions")

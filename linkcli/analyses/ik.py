@@ -18,6 +18,7 @@ from ..core.mechanism import CompiledMechanism
 from ..errors import AnalysisInputError
 from ..results import ResultTable
 from .inputs import actuated_values
+from .outcome import AnalysisOutcome, Event
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,9 @@ def target_pose(mech: CompiledMechanism, values: list[float]) -> tuple[np.ndarra
     return tf.make_transform(R, np.asarray(values[:3]) * ls), len(values) == 6
 
 
-def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> tuple[ResultTable, int]:
-    """Solve every target in turn; returns (table, number of targets not reached)."""
+def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutcome:
+    """Solve every target in turn: one case per target, failed when not reached (``unreachable``
+    and ``no_assembly`` events say why)."""
     if not req.targets:
         raise AnalysisInputError("give at least one --target")
     a0 = actuated_values(mech, req.guess, "--guess", default=mech.q_init[mech.q_actuated])
@@ -84,16 +86,17 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> tuple[Result
     table.add("", "iterations", "", np.array([r.iterations for _, _, r in rows]))
     table.add("", "status", "", [r.status.name.lower() for _, _, r in rows])
     failed = sum(r.status != IKStatus.CONVERGED for _, _, r in rows)
-    events = []
+    events: list[Event] = []
     for k, ((values, mode, r), err) in enumerate(zip(rows, pos_err, strict=True)):
+        target = f"target {k + 1} ({', '.join(f'{v:g}' for v in values)})"
         if r.status == IKStatus.UNREACHABLE:
-            events.append(f"target {k + 1} ({', '.join(f'{v:g}' for v in values)}) is unreachable in {mode} mode: the "
-                          f"closest pose reached is {err / mech.length_scale:.9g} {mech.length_unit} away "
-                          "(position_error)")
+            events.append(Event("unreachable", f"{target} is unreachable in {mode} mode: the closest pose reached is "
+                                f"{err / mech.length_scale:.9g} {mech.length_unit} away (position_error)", k,
+                                {"position_error_m": float(err)}))
         elif r.status == IKStatus.NO_ASSEMBLY:
-            events.append(f"target {k + 1} ({', '.join(f'{v:g}' for v in values)}): no pose closes the loops")
-    table.metadata["events"] = events
-    return table, failed
+            events.append(Event("no_assembly", f"{target}: no pose closes the loops", k))
+    table.metadata["events"] = [e.message for e in events]
+    return AnalysisOutcome.of(table, len(rows), failed, events, what="targets")
 
 
 def _position_rows(mech: CompiledMechanism, mode: str) -> list[int]:

@@ -19,13 +19,14 @@ from ..core.mobility import mobility_report
 from ..errors import AnalysisInputError
 from ..results import ResultTable
 from .inputs import actuated_scale, actuated_values
+from .outcome import AnalysisOutcome, Event
 
 
 def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str = "base",
-                 loaded=None) -> tuple[ResultTable, int]:
+                 loaded=None) -> AnalysisOutcome:
     """Assemble at the actuated values (file units; unset ones from the assembly estimate) and
-    tabulate the actuated-rates -> effector-twist Jacobian. Returns (table, 1 if the point could
-    not be assembled else 0)."""
+    tabulate the actuated-rates -> effector-twist Jacobian: one case (the configuration), failed
+    when the point could not be assembled (a ``no_assembly`` event)."""
     if mech.n_actuated == 0:
         raise AnalysisInputError(f"{mech.name}: no joint is actuated, and the Jacobian maps actuated rates to the "
                                  "tool twist; mark the joints you drive with 'actuated: true' (for a free mechanism "
@@ -74,4 +75,7 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
                          f"length L = {L:.6g} m (the largest link: largest distance between two frames of one "
                          "link), prismatic input columns multiplied by L; they do not depend on the file's units"),
     })
-    return table, 0 if ok else 1
+    events = [] if ok else [Event("no_assembly", "cannot assemble at the given values "
+                                  f"(status {table.metadata['status']})", 0)]
+    table.metadata["events"] = [e.message for e in events]
+    return AnalysisOutcome.of(table, 1, 0 if ok else 1, events, what="configurations")

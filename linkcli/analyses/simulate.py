@@ -24,6 +24,7 @@ from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable
 from .inputs import actuated_values
+from .outcome import AnalysisOutcome, Event, warnings
 
 ASSEMBLY_TOL = 1e-10  # loop closure of the start (relative to the mechanism size, see assemble)
 
@@ -38,15 +39,6 @@ class SimulateRequest:
     set: dict[str, float] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
     tol: float = 1e-10  # relative Newton tolerance of a step (see core.dynamics.simulate)
-
-
-@dataclass(frozen=True)
-class SimulateOutcome:
-    table: ResultTable | None
-    ok: bool
-    summary: dict
-    messages: list[str]
-    result: object = None  # the core SimulationResult (None when it could not start)
 
 
 def request_from_defaults(defaults) -> SimulateRequest:
@@ -77,7 +69,7 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
 
 def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
                  progress: Callable[[float], None] | None = None,
-                 stop: Callable[[], bool] | None = None) -> SimulateOutcome:
+                 stop: Callable[[], bool] | None = None) -> AnalysisOutcome:
     """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
     state) or that stops early is not ok; what was computed is still in the table."""
     from ..core.dynamics import simulate
@@ -95,12 +87,12 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
         loop = mech.joint_names[mech.loop_joint[start.worst_loop]] if mech.n_loops else "?"
         msg = (f"cannot assemble at the initial values: loop closed by joint {loop} keeps a residual of "
                f"{float(start.residual.max(initial=0)):.3g} (m or rad)")
-        return SimulateOutcome(None, False, {"status": "no_assembly", "message": msg}, messages + [msg])
+        return _not_started("no_assembly", msg, messages)
     try:
         qd0, note = initial_rates(mech, start.q, ad0, req.rates)
     except AnalysisInputError as exc:
         msg = f"cannot start the simulation: {exc}"
-        return SimulateOutcome(None, False, {"status": "invalid_start", "message": msg}, messages + [msg])
+        return _not_started("invalid_start", msg, messages)
     if note:
         messages.append(note)
     wall = time.perf_counter()
@@ -109,7 +101,7 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
                        progress=progress, stop=stop)  # stop: Ctrl-C between chunks (issue 15)
     except ValueError as exc:
         msg = f"cannot start the simulation: {exc}"
-        return SimulateOutcome(None, False, {"status": "invalid_start", "message": msg}, messages + [msg])
+        return _not_started("invalid_start", msg, messages)
     wall = time.perf_counter() - wall
     messages += list(res.warnings)
     if not res.ok:
@@ -119,7 +111,16 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     # the table holds no wall time: identical runs give byte-identical files (issue 15)
     table.metadata["summary"] = {k: v for k, v in summary.items() if k != "wall_time_s"}
     table.metadata["events"] = messages
-    return SimulateOutcome(table, res.ok, summary, messages, res)
+    events = warnings(messages[:-1] if not res.ok else messages)
+    if not res.ok:
+        events.append(Event("stopped", res.message, None, {"status": res.status}))
+    return AnalysisOutcome.of(table, 1, 0 if res.ok else 1, events, summary, res, what="simulations")
+
+
+def _not_started(status: str, msg: str, messages: list[str]) -> AnalysisOutcome:
+    """A simulation that could not start: one failed run, no table."""
+    return AnalysisOutcome.of(None, 1, 1, [*warnings(messages), Event("stopped", msg, None, {"status": status})],
+                              {"status": status, "message": msg})
 
 
 RATE_RTOL = 1e-9  # relative mismatch of a requested initial rate reported as a projection

@@ -33,6 +33,7 @@ from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable
 from .inputs import Sweep, actuated_scale, actuated_values, format_inputs, sweep_path
+from .outcome import AnalysisOutcome, Event
 
 #: limits are located to this many file units of the input (the promise is 1e-9; 10x margin)
 LIMIT_WIDTH = 1e-10
@@ -53,13 +54,6 @@ class SolveRequest:
     sweep_method: str = "auto"
 
 
-@dataclass(frozen=True)
-class SolveOutcome:
-    table: ResultTable
-    n_failed: int
-    messages: list[str]  # events and warnings for the user, with input values in file units
-
-
 def request_from_defaults(defaults) -> SolveRequest:
     """A request from the file's ``analysis.solve`` block (None -> single point at assembly)."""
     if defaults is None:
@@ -69,7 +63,7 @@ def request_from_defaults(defaults) -> SolveRequest:
                         dict(defaults.accelerations), defaults.output_frames)
 
 
-def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveOutcome:
+def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> AnalysisOutcome:
     """Solve along the request's path and build the result table (rows in output order)."""
     base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
     path, order = sweep_path(mech, base, req.sweeps, req.mode)
@@ -119,12 +113,17 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> SolveO
     for li, j in enumerate(mech.loop_joint):
         table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, li])
     table.add("", "condition", "", res.condition[o])
-    messages = (limit_warnings(mech, path, res.q, outside) + sweep_messages(mech, res, path, status_text, limits)
-                + limit_messages(mech, limits))
-    table.metadata["events"] = messages
+    outside_events = [Event("outside_limits", m) for m in limit_warnings(mech, path, res.q, outside)]
+    events = (outside_events + sweep_events(mech, res, path, status_text, limits)
+              + [Event("limit", m) for m in limit_messages(mech, limits)])
+    table.metadata["events"] = [e.message for e in events]
     table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
                                                                  strict=True)}
-    return SolveOutcome(table, int((status_text != OK).sum()), messages)
+    # the first failure a user should read: a point that cannot assemble, else a joint outside its limits
+    failure = next((e.message for e in events if e.kind == "no_assembly"),
+                   next((e.message for e in outside_events), None))
+    return AnalysisOutcome.of(table, len(path), int((status_text != OK).sum()), events, result=res,
+                              failure=failure, what="points")
 
 
 #: rows per block of the pose computations: link poses are (rows, n_links, 4, 4) arrays
@@ -207,9 +206,20 @@ def _add_frames(table, mech, frames, p_frames, q, qd, qdd, ok, o) -> None:
 
 def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
                    status_text: np.ndarray | None = None, limits: list[Limit] | None = None) -> list[str]:
-    """Human messages for sweep events, with inputs in file units (``status_text``: the rows'
-    statuses from :func:`linkcli.core.limits.row_status`, computed when None)."""
-    out = []
+    """The messages of :func:`sweep_events`."""
+    return [e.message for e in sweep_events(mech, res, path, status_text, limits)]
+
+
+def sweep_events(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
+                 status_text: np.ndarray | None = None, limits: list[Limit] | None = None) -> list[Event]:
+    """Typed events of a sweep (kind = the core event's kind; ``index`` the point in solve
+    order), messages with inputs in file units (``status_text``: the rows' statuses from
+    :func:`linkcli.core.limits.row_status`, computed when None)."""
+    out: list[Event] = []
+
+    def add(e, message: str) -> None:
+        out.append(Event(e.kind, message, int(e.index), {"detail": float(e.detail), "loop": int(e.loop)}))
+
     if status_text is None:
         status_text = row_status(mech, path, res.status)
     for e in res.events:
@@ -217,12 +227,12 @@ def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
         if e.kind == "no_assembly" and status_text[e.index] == NO_CONFIGURATION:
             _, loop_idx, excess = proven_unreachable(mech, path[e.index][None])
             loop = mech.joint_names[mech.loop_joint[loop_idx[0]]]
-            out.append(f"cannot assemble at {at}: no configuration exists (status no_configuration): the loop "
+            add(e, f"cannot assemble at {at}: no configuration exists (status no_configuration): the loop "
                        f"closed by joint {loop} cannot reach, its longest side is {excess[0] / mech.length_scale:.3g} "
                        f"{mech.length_unit} longer than the sum of the others")
         elif e.kind == "no_assembly":
             loop = mech.joint_names[mech.loop_joint[e.loop]] if mech.n_loops else "?"
-            out.append(f"cannot assemble at {at}: the solver found no configuration (status not_converged): loop "
+            add(e, f"cannot assemble at {at}: the solver found no configuration (status not_converged): loop "
                        f"closed by joint {loop} keeps a residual of {e.detail:.3g} (m or rad); none is proven not "
                        "to exist (a limit position of the input may lie before this point)")
         elif e.kind == "singular_crossing":
@@ -230,16 +240,16 @@ def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
             where = next((f", at {format_inputs(mech, lim.at, digits=12)} (located to "
                           f"{_located_to(mech, lim):.1g} of the input by bisection)"
                           for lim in limits or [] if lim.kind == "singular_crossing" and lim.index == e.index), "")
-            out.append(f"passes a singular configuration (dead centre or branch point) between {at} and {nxt}{where}: "
+            add(e, f"passes a singular configuration (dead centre or branch point) between {at} and {nxt}{where}: "
                        "the branch after it may differ from the one before")
         elif e.kind == "singular_point":
-            out.append(f"singular configuration (dead centre or branch point) at {at}: condition number "
+            add(e, f"singular configuration (dead centre or branch point) at {at}: condition number "
                        f"{e.detail:.3g}; the branch after it may differ from the one before")
         elif e.kind == "reassembled":
-            out.append(f"the branch could not be followed to {at}; reassembled there from the last good "
+            add(e, f"the branch could not be followed to {at}; reassembled there from the last good "
                        "configuration, possibly in another assembly mode: check the branch")
         elif e.kind == "branch_jump":
-            out.append(f"branch could not be followed at {at}: the solver landed on another assembly branch")
+            add(e, f"branch could not be followed at {at}: the solver landed on another assembly branch")
     return out
 
 

@@ -2,15 +2,16 @@
 
 Each entry merges the job's options over the mechanism file's ``analysis`` defaults (the same
 rules as the commands: for solve, a ``set`` or ``sweep`` in the job replaces the file's sweep),
-runs the analysis of :mod:`linkcli.analyses` and returns an :class:`Outcome`. Adding an
-analysis is one function and one line in :data:`ANALYSES`.
+runs the analysis of :mod:`linkcli.analyses` and returns its
+:class:`~linkcli.analyses.outcome.AnalysisOutcome` as it is (``Outcome`` here is that type).
+Adding an analysis is one function and one line in :data:`ANALYSES`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LinkcliError
 
@@ -19,17 +20,8 @@ class AnalysisUnavailable(LinkcliError):
     """The analysis exists in the job-file format but not in this installation."""
 
 
-@dataclass
-class Outcome:
-    """``table`` (None when nothing could be computed), ``n_failed`` of ``n_cases`` cases
-    (sweep points, targets, saved steps) failed, ``messages`` for the user, ``failure``: the
-    first message that explains a failure."""
-
-    table: Any
-    n_failed: int
-    n_cases: int
-    messages: list[str] = field(default_factory=list)
-    failure: str = ""
+if TYPE_CHECKING:
+    from ..analyses.outcome import AnalysisOutcome as Outcome
 
 
 def _given(options: Any) -> set[str]:
@@ -49,28 +41,20 @@ def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
                   mode=options.mode if "mode" in given else req.mode,
                   output_frames=options.output_frames if "output_frames" in given else req.output_frames,
                   sweep_method="many" if many else "auto")
-    out = run_solve(mech, req, loaded)
-    failure = next((m for m in out.messages if m.startswith("cannot")), "")
-    if out.n_failed and not failure:
-        failure = f"{out.n_failed} of {out.table.n} points did not converge (see status)"
-    return Outcome(out.table, out.n_failed, out.table.n, list(out.messages), failure)
+    return run_solve(mech, req, loaded)
 
 
 def run_ik_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.ik import IKRequest, run_ik
 
     req = IKRequest([list(t) for t in options.targets], options.mode, dict(options.guess))
-    table, failed = run_ik(mech, req, loaded)
-    failure = f"{failed} of {table.n} targets not reached (see status and position_error)" if failed else ""
-    return Outcome(table, failed, table.n, [], failure)
+    return run_ik(mech, req, loaded)
 
 
 def run_jacobian_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.jacobian import run_jacobian
 
-    table, failed = run_jacobian(mech, dict(options.set), options.frame, loaded)
-    failure = f"cannot assemble at the requested point ({table.metadata.get('status')})" if failed else ""
-    return Outcome(table, failed, 1, [], failure)
+    return run_jacobian(mech, dict(options.set), options.frame, loaded)
 
 
 def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
@@ -82,10 +66,7 @@ def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
     given = _given(options)
     changes = {k: getattr(options, k) for k in ("t_end", "dt", "every", "tol") if k in given}
     req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
-    out = run_simulate(mech, req, loaded)
-    n = out.table.n if out.table is not None else 0
-    failure = "" if out.ok else (out.summary.get("message") or (out.messages[-1] if out.messages else "failed"))
-    return Outcome(out.table, 0 if out.ok else 1, max(n, 1), list(out.messages), failure)
+    return run_simulate(mech, req, loaded)
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
@@ -103,11 +84,7 @@ def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
                   loads={**req.loads, **{k: list(v) for k, v in options.loads.items()}},
                   gravity=options.gravity if "gravity" in given else req.gravity,
                   mode=options.mode if "mode" in given else req.mode)
-    out = run_forces(mech, req, loaded)
-    failure = next((m for m in out.messages if m.startswith(("cannot", "singular"))), "")
-    if out.n_failed and not failure:
-        failure = f"{out.n_failed} of {out.table.n} points failed (see status)"
-    return Outcome(out.table, out.n_failed, out.table.n, list(out.messages), failure)
+    return run_forces(mech, req, loaded)
 # --- end forces ---------------------------------------------------------------------------------------
 
 
@@ -166,4 +143,4 @@ def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcom
     return runner(mech, loaded, options, many=many)
 
 
-__all__ = ["PROBES", "probe_columns", "ANALYSES", "Outcome", "AnalysisUnavailable", "run_analysis"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis"]

@@ -206,7 +206,7 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     status = FAILED if outcome.n_failed or failed_checks else PASSED
     parts = []
     if outcome.n_failed:
-        parts.append(outcome.failure or f"{outcome.n_failed} of {outcome.n_cases} cases failed")
+        parts.append(outcome.failure_summary)
     parts += [f"check {c.name}: {c.message}" for c in failed_checks]
     parts += [f"check {c.name} skipped: {c.message}" for c in checks if c.skipped]
     return Evaluation(status, "; ".join(parts), figures, checks, outcome.table if keep_table else None,

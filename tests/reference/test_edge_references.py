@@ -123,7 +123,8 @@ def _closest_in_box(target, lo, hi, n=1201):
 ])
 def test_ik_returns_the_closest_pose_inside_the_limits(target, unique):
     mech = mech_from_yaml(ARM_2R)
-    table, failed = run_ik(mech, IKRequest(targets=[list(target)], mode="xy"))
+    out = run_ik(mech, IKRequest(targets=[list(target)], mode="xy"))
+    table, failed = out.table, out.n_failed
     data = {c.header: c.values[0] for c in table.columns}
     q = np.array([data["shoulder.q [deg]"], data["elbow.q [deg]"]])
     assert failed == 1 and data["status"] == "unreachable"

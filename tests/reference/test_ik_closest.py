@@ -59,7 +59,8 @@ assembly: {j1: 30, j2: 45}
 
 @pytest.mark.parametrize("target", [[3.0, 1.0], [-2.0, 2.5], [0.1, -2.4]])
 def test_planar_3r_unreachable_is_at_the_closed_form_distance(target):
-    table, failed = run_ik(mech_from_yaml(R3), IKRequest([target], mode="position"))
+    out = run_ik(mech_from_yaml(R3), IKRequest([target], mode="position"))
+    table, failed = out.table, out.n_failed
     assert failed == 1 and table["status"][0] == "unreachable"
     assert table["position_error [m]"][0] == pytest.approx(np.hypot(*target) - 2.3, abs=1e-9)
     # ... and the distance is reported in words (the command's summary line), not only a column
@@ -70,7 +71,8 @@ def test_puma_unreachable_is_at_the_closed_form_distance():
     mech = compile_mechanism(load_mechanism("mechanisms/puma560.yaml").model)
     radius = np.hypot(0.4318 + np.hypot(0.0203, 0.4318), 0.15005)
     targets = [[1.2, 0.5, 0.6], [-0.4, 1.1, -0.3]]
-    table, failed = run_ik(mech, IKRequest(targets, mode="position"))
+    out = run_ik(mech, IKRequest(targets, mode="position"))
+    table, failed = out.table, out.n_failed
     assert failed == 2 and list(table["status"]) == ["unreachable"] * 2
     expected = [np.linalg.norm(t) - radius for t in targets]
     np.testing.assert_allclose(table["position_error [m]"], expected, atol=1e-9)
@@ -81,7 +83,8 @@ def test_puma_unreachable_is_at_the_closed_form_distance():
 
 
 def test_target_reachable_only_outside_limits_gives_the_closest_pose_inside_them():
-    table, failed = run_ik(mech_from_yaml(R2_LIMITED), IKRequest([[0.3, 0.4]], mode="position"))
+    out = run_ik(mech_from_yaml(R2_LIMITED), IKRequest([[0.3, 0.4]], mode="position"))
+    table, failed = out.table, out.n_failed
     assert failed == 1 and table["status"][0] == "unreachable"
     assert table["j2.q [deg]"][0] == pytest.approx(90.0, abs=1e-7)  # folded as far as allowed
     assert table["position_error [m]"][0] == pytest.approx(np.sqrt(1.64) - 0.5, abs=1e-9)

@@ -80,8 +80,7 @@ def _sweep(file, loaded, mech, set_, sweep, zip_, quiet):
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
-    failure = next((m for m in outcome.messages if m.startswith("cannot")), "")
-    return outcome.table, outcome.n_failed, failure
+    return outcome.table, outcome.n_failed, outcome.failure
 
 
 def _simulation(file, loaded, mech, set_, t_end, dt, quiet):
@@ -104,7 +103,7 @@ def _simulation(file, loaded, mech, set_, t_end, dt, quiet):
         message = outcome.summary.get("message", "the simulation did not start")
         echo_err(f"{file}: error: {message}; no animation written")
         raise typer.Exit(1)
-    return outcome.table, 0 if outcome.ok else 1, outcome.summary.get("message", "")
+    return outcome.table, outcome.n_failed, outcome.failure
 
 
 def _input_captions(mech, table) -> list[str]:

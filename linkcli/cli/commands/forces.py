@@ -125,8 +125,7 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
 
         for line in summary_lines(outcome.summary):
             echo_err(line)
-    finish(outcome.n_failed, outcome.table.n, quiet=quiet, what="points",
-           first_failure=next((m for m in outcome.messages if m.startswith(("cannot", "singular"))), ""))
+    finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="points", first_failure=outcome.failure)
 
 
 def register(app: typer.Typer) -> None:

@@ -43,10 +43,9 @@ def ik(file: MechanismFile, target: TargetOption, mode: ModeOption = None, guess
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
     req = IKRequest([_numbers(t) for t in target], mode, dict(parse_assignment(g, "--guess") for g in guess or []))
-    table, failed = run_ik(mech, req, loaded)
-    emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: inverse kinematics")
-    events = table.metadata.get("events") or ["not reached (see status and position_error)"]
-    finish(failed, table.n, quiet=quiet, what="targets", first_failure=events[0])
+    outcome = run_ik(mech, req, loaded)
+    emit_table(outcome.table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: inverse kinematics")
+    finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="targets", first_failure=outcome.failure)
 
 
 def register(app: typer.Typer) -> None:

@@ -25,14 +25,15 @@ def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "
 
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
-    table, failed = run_jacobian(mech, dict(parse_assignment(s, "--set") for s in set_ or []), frame, loaded)
+    outcome = run_jacobian(mech, dict(parse_assignment(s, "--set") for s in set_ or []), frame, loaded)
+    table = outcome.table
     emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: Jacobian ({frame} frame)")
     meta = table.metadata
     if not quiet and meta.get("condition") is not None:
         echo_err(f"condition number {float(meta['condition']):.6g}, manipulability "
                  f"{float(meta['manipulability']):.6g} (dimensionless: lengths per characteristic length "
                  f"{float(meta['characteristic_length_m']):.4g} m), mobility {meta['mobility']['mobility']}")
-    finish(failed, 1, quiet=quiet, what="configurations", first_failure="cannot assemble at the given values")
+    finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="configurations", first_failure=outcome.failure)
 
 
 def register(app: typer.Typer) -> None:

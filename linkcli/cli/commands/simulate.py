@@ -79,7 +79,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     if not quiet:
         _print_summary(outcome.summary)
     interrupted.exit_if_interrupted()  # after the rows computed so far are written (exit 130/143)
-    finish(0 if outcome.ok else 1, 1, quiet=quiet, what="simulations", first_failure=outcome.summary.get("message", ""))
+    finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="simulations", first_failure=outcome.failure)
 
 
 def _announce_first_compile() -> None:

@@ -81,9 +81,7 @@ def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, p
         solve_plot(mech, outcome.table, plot, columns=columns, x_name=req.sweeps[0].name if req.sweeps else None)
         if not quiet:
             echo_err(f"wrote {plot}")
-    finish(outcome.n_failed, outcome.table.n, quiet=quiet, what="points",
-           first_failure=next((m for m in outcome.messages if m.startswith("cannot")),
-                              next((m for m in outcome.messages if "outside its limits" in m), "")))
+    finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="points", first_failure=outcome.failure)
 
 
 def _check_plot(plot, plot_columns) -> list[str] | None:

@@ -167,6 +167,11 @@ class ResultTable:
             hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
             raise KeyError(f"no column {header!r}.{hint}") from None
 
+    def find(self, entity: str, quantity: str) -> Column | None:
+        """The column of ``entity``'s ``quantity`` whatever its unit (None when there is none):
+        plots and scripts look data up by name, not by parsing header strings."""
+        return next((c for c in self.columns if c.entity == entity and c.quantity == quantity), None)
+
     def __getitem__(self, header: str) -> np.ndarray:
         return self.column(header).values
 

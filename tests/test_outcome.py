@@ -105,3 +105,12 @@ def test_batch_and_api_return_the_same_type():
     out = ANALYSES["solve"](m.compiled, m.loaded, SolveDefaults())
     _check(out)
     assert out.n_failed == int((_statuses(out) != "ok").sum())
+
+
+def test_columns_are_found_by_entity_and_quantity_not_by_parsing_headers():
+    m = linkcli.load(REPO / "mechanisms" / "fourbar.yaml")  # angle: deg, length: m
+    t = m.solve(set={"crank_pin": 30}).table
+    col = t.find("crank_pin", "q")
+    assert col is not None and col.unit == "deg" and col.header == "crank_pin.q [deg]"
+    np.testing.assert_array_equal(col.values, t["crank_pin.q [deg]"])
+    assert t.find("crank_pin", "no_such_quantity") is None

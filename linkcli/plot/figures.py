@@ -195,7 +195,7 @@ def _solve_panels(mech: CompiledMechanism, table, q: np.ndarray, xi: int) -> lis
         panels.append(lambda ax, x, dots: _plot_q(ax, mech, table, x, shown, dots))
     else:  # e.g. a serial arm with one joint moving: where the effector goes
         panels.append(lambda ax, x, dots: _plot_effector(ax, mech, table, x, dots))
-    trans = [h for h in table.headers() if h.split(" [")[0].endswith(".transmission")]
+    trans = [c for c in table.columns if c.quantity == "transmission"]
     if trans:
         panels.append(lambda ax, x, dots: _plot_transmission(ax, mech, table, x, trans, dots))
     rate_in = _q_header(mech, xi, "qd", "s")
@@ -237,9 +237,9 @@ def _plot_effector(ax, mech, table, x, dots) -> None:
     ax.legend(fontsize=7, loc="best")
 
 
-def _plot_transmission(ax, mech, table, x, headers, dots) -> None:
-    for h in headers:
-        ax.plot(x, table[h], label=f"at joint {h.split('.transmission')[0]}", **_line_style(dots))
+def _plot_transmission(ax, mech, table, x, columns, dots) -> None:
+    for c in columns:
+        ax.plot(x, c.values, label=f"at joint {c.entity}", **_line_style(dots))
     scale = np.pi / 180.0 / mech.angle_scale  # deg -> file angle unit
     lo, hi = (v * scale for v in TRANSMISSION_LIMITS_DEG)
     ax.axhline(lo, color="0.3", linestyle="--", linewidth=0.9, label="40 / 140 deg guides")

@@ -30,9 +30,9 @@ def forces_figure(mech: CompiledMechanism, table, path: str | os.PathLike | None
         raise AnalysisInputError("--plot draws forces along a sweep; it is not available with --equilibrium")
     i0 = int(mech.q_actuated[0])
     name = mech.q_names[i0]
-    x_header = next((h for h in table.headers() if h.startswith(f"{name}.q [")), None)
-    x = np.asarray(table[x_header], float)
-    x_unit = x_header[x_header.index("[") + 1:-1]
+    x_col = table.find(name, "q")  # the column by entity and quantity, its unit as a field
+    x = np.asarray(x_col.values, float)
+    x_unit = x_col.unit
     fig = new_figure((11.0, 8.0))
     axes = fig.subplots(2, 2, squeeze=False)
     ax = axes[0, 0]

@@ -57,8 +57,9 @@ class AnalysisOutcome:
     objects in the order the analysis met them; ``failure`` the message of the first failure
     event ("" when nothing failed or no event explains it; :attr:`failure_summary` always has a
     text); ``what`` names the cases (points, targets ...); ``summary`` numbers of the run (keys name their units,
-    e.g. ``wall_time_s``); ``result`` the core result object (SweepResult, ForcesResult,
-    SimulationResult, list of equilibria ...) for callers that need raw SI arrays."""
+    e.g. ``wall_time_s``); ``result`` the core result object where one is kept (ForcesResult,
+    SimulationResult, the list of equilibria; None for solve, ik and jacobian) for callers that
+    need raw SI arrays."""
 
     table: Any  # ResultTable | None
     n_cases: int

@@ -122,8 +122,9 @@ def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> Analys
     # the first failure a user should read: a point that cannot assemble, else a joint outside its limits
     failure = next((e.message for e in events if e.kind == "no_assembly"),
                    next((e.message for e in outside_events), None))
-    return AnalysisOutcome.of(table, len(path), int((status_text != OK).sum()), events, result=res,
-                              failure=failure, what="points")
+    # no `result`: the table holds every row, and a large sweep should not keep its SweepResult alive too
+    return AnalysisOutcome.of(table, len(path), int((status_text != OK).sum()), events, failure=failure,
+                              what="points")
 
 
 #: rows per block of the pose computations: link poses are (rows, n_links, 4, 4) arrays

@@ -240,13 +240,6 @@ def lu_solve(A, n, piv, b):
 # O(N kl^2) instead of O(N^3); with ``kl = N - 1`` it is the dense LU. Hand-written because the
 # step kernels are compiled (numba cannot call LAPACK's gbtrf/gbtrs from nopython code without
 # per-call arrays; scipy.linalg.solve_banded does not keep the factors and allocates).
-PIVOT_THRESHOLD = 0.1  # a diagonal pivot is kept while |diagonal| >= this times the column's largest
-#   entry (threshold partial pivoting, the default of sparse LU codes such as UMFPACK): each
-#   elimination step grows the entries by at most 1 + 1 / 0.1, and skipping the row interchange
-#   keeps the fill of U (and the work) smaller; the body blocks of the step matrices (mass over h)
-#   are then eliminated in place, as a Schur complement would.
-
-
 @maybe_njit
 def band_lu_factor(B, N, kl, piv):
     """In-place LU with partial pivoting of the band matrix ``B`` (see above) of order ``N``;
@@ -274,8 +267,6 @@ def band_lu_factor(B, N, kl, piv):
             v = abs(B[i, k - i + kl])
             if v > best:
                 best, p = v, i
-        if p != k and abs(B[k, kl]) >= PIVOT_THRESHOLD * best:
-            p, best = k, abs(B[k, kl])  # threshold pivoting: keep a diagonal that is not small
         piv[k] = p
         if best == 0.0:
             return 0.0

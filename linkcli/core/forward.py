@@ -27,7 +27,6 @@ How it is computed (one implementation for every tree; see benchmarks/README.md 
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -168,15 +167,9 @@ class _Plan:
         self.eff_C = None if _is_identity(C) else C
 
 
-_plans: weakref.WeakKeyDictionary[CompiledMechanism, _Plan] = weakref.WeakKeyDictionary()
-
-
 def _plan(mech: CompiledMechanism) -> _Plan:
-    try:
-        return _plans[mech]
-    except KeyError:
-        p = _plans[mech] = _Plan(mech)
-        return p
+    """The mechanism's forward-kinematics plan (built once, kept on the mechanism)."""
+    return mech.derived("forward.plan", _Plan)
 
 
 def link_path_signs(mech: CompiledMechanism) -> np.ndarray:
@@ -465,16 +458,13 @@ def planar_axes(mech: CompiledMechanism) -> np.ndarray | None:
     return ax
 
 
-_planar_cache: weakref.WeakKeyDictionary[CompiledMechanism, tuple | None] = weakref.WeakKeyDictionary()
-
-
 def planar_steps(mech: CompiledMechanism):
     """(steps (PlanarStep, ...), axes (n_q, 2)) when every joint frame and axis of a planar
-    mechanism is planar in SE(2), else None (cached per mechanism)."""
-    try:
-        return _planar_cache[mech]
-    except KeyError:
-        pass
+    mechanism is planar in SE(2), else None (built once, kept on the mechanism)."""
+    return mech.derived("forward.planar_steps", _build_planar_steps)
+
+
+def _build_planar_steps(mech: CompiledMechanism):
     out = None
     if mech.planar:
         fP, fC = planar_frames(mech.T_parent_joint), planar_frames(mech.T_child_joint)
@@ -489,7 +479,6 @@ def planar_steps(mech: CompiledMechanism):
                 steps.append(PlanarStep(v, u, int(mech.joint_q_start[j]), int(mech.joint_q_count[j]), fwd,
                                         tuple(float(t) for t in before), tuple(float(t) for t in after)))
             out = (tuple(steps), axes)
-    _planar_cache[mech] = out
     return out
 
 

@@ -16,7 +16,6 @@ Everything is batched over leading dimensions of ``q``.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -94,15 +93,9 @@ class _LoopPlan:
         self.scale = _residual_scale(mech)
 
 
-_loop_plans: weakref.WeakKeyDictionary[CompiledMechanism, _LoopPlan] = weakref.WeakKeyDictionary()
-
-
 def _loop_plan(mech: CompiledMechanism) -> _LoopPlan:
-    try:
-        return _loop_plans[mech]
-    except KeyError:
-        p = _loop_plans[mech] = _LoopPlan(mech)
-        return p
+    """The mechanism's loop-closure plan (built once, kept on the mechanism)."""
+    return mech.derived("loop_closure.plan", _LoopPlan)
 
 
 def _loop_eval(mech, batch, T, S, M, jacobian, link_major=False):

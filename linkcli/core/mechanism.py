@@ -26,12 +26,24 @@ Conventions
   parent is the tree parent (else the joint is traversed child -> parent, i.e. inverted).
   ``link_order`` lists links so that a parent precedes its children. Every joint not in the tree
   closes one loop: ``loop_joint[l]``.
+
+Derived data
+------------
+Precomputations that the core builds from these arrays (the forward-kinematics plan, the
+loop-closure plan, the planar SE(2) steps, the compiled-sweep kernel model and its packed form)
+are kept ON the mechanism, in the private per-instance dict ``_derived``, through
+:meth:`CompiledMechanism.derived`: built on first use (so the numba kernel model is only made for
+compiled sweeps) and then reused for the life of the instance -- never in module-level caches.
+``dataclasses.replace`` gives a new instance with an empty ``_derived`` (its arrays may differ),
+and pickling (batch workers) ships only the fields, never ``_derived``: a worker rebuilds what it
+uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +54,8 @@ JOINT_DOF = (0, 1, 1, 2, 2, 3, 3)
 
 # Driver kinds (driver_kind)
 DRIVE_MOTION, DRIVE_TORQUE = 0, 1
+
+_D = TypeVar("_D")
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,9 @@ class CompiledMechanism:
     # provenance ----------------------------------------------------------
     file: str = ""
 
+    # derived data, built on first use (see "Derived data" in the module docstring) -------------
+    _derived: dict[str, Any] = field(init=False, repr=False, compare=False)
+
     # derived counts -------------------------------------------------------------------------
     @property
     def n_links(self) -> int:
@@ -177,7 +194,30 @@ class CompiledMechanism:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
+            if f.init:
+                value = getattr(self, f.name)
+                if isinstance(value, np.ndarray):
+                    value.setflags(write=False)
+        object.__setattr__(self, "_derived", {})
+
+    def derived(self, key: str, build: Callable[[CompiledMechanism], _D]) -> _D:
+        """``build(self)``, computed once per instance and kept under ``key`` (e.g.
+        ``"forward.plan"``); ``build`` must depend only on this mechanism's fields."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            return self._derived.setdefault(key, build(self))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickle the fields only: derived data (plans, kernel packs) is rebuilt where it is used
+        state = dict(self.__dict__)
+        state.pop("_derived", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__["_derived"] = {}
+        for value in state.values():  # unpickled arrays come back writeable
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -297,17 +296,11 @@ def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
     return _planar_model(mech) is not None and _jit_available()
 
 
-_models: weakref.WeakKeyDictionary[CompiledMechanism, tuple | None] = weakref.WeakKeyDictionary()
-
-
 def _planar_model(mech: CompiledMechanism):
     """The kernel's model tuple (see planar_kernel's docstring), or None when the mechanism is
-    not planar in the kernel's sense (checked on the compiled arrays, tolerance 1e-12)."""
-    try:
-        return _models[mech]
-    except KeyError:
-        model = _models[mech] = _build_planar_model(mech)
-        return model
+    not planar in the kernel's sense (checked on the compiled arrays, tolerance 1e-12); built on
+    first use and kept on the mechanism."""
+    return mech.derived("sweep.planar_model", _build_planar_model)
 
 
 def _build_planar_model(mech: CompiledMechanism):
@@ -338,16 +331,10 @@ def _build_planar_model(mech: CompiledMechanism):
             i64(lp.passive, None), i64(mech.q_actuated, None), f64(lp.scale))
 
 
-_packs: weakref.WeakKeyDictionary[CompiledMechanism, tuple] = weakref.WeakKeyDictionary()
-
-
-def _packed(mech, model, pk):
-    """The kernel's packed model of a mechanism (cached)."""
-    try:
-        return _packs[mech]
-    except KeyError:
-        p = _packs[mech] = pk.pack(model, _MAX_DEPTH)
-        return p
+def _packed(mech, pk):
+    """The kernel's packed model of a mechanism (built on its first compiled sweep, kept on the
+    mechanism)."""
+    return mech.derived("sweep.kernel_pack", lambda m: pk.pack(_planar_model(m), _MAX_DEPTH))
 
 
 def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, tol: float,
@@ -370,7 +357,7 @@ def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: n
     cond = np.empty(n)
     det = np.zeros(n)
     reassembled = np.zeros(n, dtype=np.bool_)
-    mi, mf, n_wf, n_wi = _packed(mech, model, pk)
+    mi, mf, n_wf, n_wi = _packed(mech, pk)
     wf, wi = pk.workspace(n_wf, n_wi)
     # The first point by the same routine as the numpy path (assembly at the estimate's own
     # inputs with seeded restarts, then continuation to the first input): the kernel's plain

@@ -525,3 +525,24 @@ def test_motor_fourbar_comment_numbers_are_the_si_values():
     assert convert("87.27 N*m/deg", TORSIONAL_STIFFNESS, {"angle": "rad"}) == pytest.approx(k, rel=1e-4)
     assert convert("87.27 N*m/deg", TORSIONAL_STIFFNESS, {"angle": "deg"}) == pytest.approx(k, rel=1e-4)
     assert convert("2.618 N*m*s/deg", TORSIONAL_DAMPING, {"angle": "deg"}) == pytest.approx(c, rel=1e-4)
+
+
+def test_file_unit_scale_of_column_units():
+    """The one parser of column units that depend on a file's units (used by Outcome.si and by
+    batch checks written in another unit). Truth: the definitions 1 in = 0.0254 m, 1 deg =
+    pi/180 rad; rates and accelerations keep their kind; SI-only units are not file units."""
+    import math
+
+    from linkcli.analyses.outcome import si_factor
+    from linkcli.batch.figures import unit_factor
+    from linkcli.model.units import file_unit_scale
+
+    assert file_unit_scale("in/s") == (0.0254, ("length", "/s"))
+    assert file_unit_scale("deg/s^2") == (math.pi / 180, ("angle", "/s^2"))
+    assert file_unit_scale("deg / s**2")[1] == ("angle", "/s^2")
+    for si_only in ("N m", "kg m^2", "N", "s", "1/s", ""):
+        assert file_unit_scale(si_only) is None and si_factor(si_only) == 1.0
+    assert si_factor("mm") == 0.001
+    assert unit_factor("rad", "deg") == pytest.approx(180 / math.pi, rel=1e-15)
+    assert unit_factor("mm/s", "m/s") == 0.001
+    assert unit_factor("mm/s", "m") is None and unit_factor("deg", "mm") is None

@@ -112,7 +112,7 @@ class AnalysisOutcome:
     def si(self, header: str) -> np.ndarray:
         """A column in SI units (m, rad and their rates; fixed-SI columns unchanged)."""
         col = self.table.column(header)
-        return np.asarray(col.values, dtype=float) * si_factor(col.unit, self.table.units)
+        return np.asarray(col.values, dtype=float) * si_factor(col.unit)
 
     def to_pandas(self):
         """A pandas DataFrame of the table (file units, column headers as in the CSV), with the
@@ -126,14 +126,13 @@ class AnalysisOutcome:
         return df
 
 
-def si_factor(unit: str, units) -> float:
+def si_factor(unit: str) -> float:
     """SI per unit of a column unit such as ``deg``, ``m/s``, ``deg/s^2`` (file length and
-    angle units scale; everything else is already SI)."""
-    factor = 1.0
-    for k, part in enumerate(unit.split("/")):
-        scale = {units.length: units.length_scale, units.angle: units.angle_scale}.get(part.strip(), 1.0)
-        factor = factor * scale if k == 0 else factor / scale
-    return factor
+    angle units and their rates scale; every other column is already SI)."""
+    from ..model.units import file_unit_scale
+
+    scale = file_unit_scale(unit)
+    return scale[0] if scale is not None else 1.0
 
 
 __all__ = ["FAILURE_KINDS", "AnalysisOutcome", "Event", "si_factor", "warnings"]

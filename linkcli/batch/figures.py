@@ -86,22 +86,16 @@ def match_columns(table, pattern: str) -> list[str]:
     return [h for h in headers if rx.match(h)]
 
 
-_RATE = re.compile(r"\s*(\w+)\s*(/\s*s(?:\^2|\*\*2|2)?)?\s*")
-
-
 def unit_factor(source: str, target: str) -> float | None:
     """``f`` with ``value [target] = f * value [source]`` when both are units that depend on
-    the file's ``units:`` -- lengths, angles, their rates (/s) and accelerations (/s^2), the
-    only column units that do (README "Units") -- and of the same kind; else None."""
-    from ..model.units import ANGLE_SCALE, LENGTH_SCALE
+    the file's ``units:`` (:func:`linkcli.model.units.file_unit_scale`) and of the same kind;
+    else None."""
+    from ..model.units import file_unit_scale
 
-    a, b = _RATE.fullmatch(source), _RATE.fullmatch(target)
-    if a is None or b is None or (a.group(2) or "").replace(" ", "") != (b.group(2) or "").replace(" ", ""):
+    a, b = file_unit_scale(source), file_unit_scale(target)
+    if a is None or b is None or a[1] != b[1]:
         return None
-    for scale in (LENGTH_SCALE, ANGLE_SCALE):
-        if a.group(1) in scale and b.group(1) in scale:
-            return scale[a.group(1)] / scale[b.group(1)]
-    return None
+    return a[0] / b[0]
 
 
 def match_columns_in_unit(table, pattern: str) -> tuple[list[str], float]:

@@ -54,6 +54,24 @@ _PINT_NAME = {"m": "meter", "cm": "centimeter", "mm": "millimeter", "in": "inch"
               "deg": "degree", "rad": "radian"}
 STANDARD_GRAVITY = 9.80665  #: m/s^2
 
+_FILE_UNIT_COLUMN = re.compile(r"\s*(\w+)\s*(/\s*s(?:\^2|\*\*2|2)?)?\s*")
+
+
+def file_unit_scale(unit: str) -> tuple[float, tuple[str, str]] | None:
+    """For a column unit that depends on a file's ``units:`` -- a length or angle unit, or its
+    rate (``/s``) or acceleration (``/s^2``), the only column units that do (README "Units") --
+    ``(SI per unit, kind)`` with ``kind`` = (``"length"``/``"angle"``, time suffix), so two
+    units of the same kind convert by the ratio of their scales; None for any other unit
+    (those columns are SI whatever the file says)."""
+    match = _FILE_UNIT_COLUMN.fullmatch(unit)
+    if match is None:
+        return None
+    suffix = (match.group(2) or "").replace(" ", "").replace("**2", "^2").replace("/s2", "/s^2")
+    for kind, scale in (("length", LENGTH_SCALE), ("angle", ANGLE_SCALE)):
+        if match.group(1) in scale:
+            return scale[match.group(1)], (kind, suffix)
+    return None
+
 
 @dataclass(frozen=True)
 class Dimension:

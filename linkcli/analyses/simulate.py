@@ -16,10 +16,10 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.assembly import assemble
-from ..core.loop_closure import Status, constraints
+from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
-from ..core.velocity import joint_rates
+from ..core.velocity import closest_consistent_rates, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable
@@ -144,30 +144,14 @@ def initial_rates(mech: CompiledMechanism, q: np.ndarray, ad0: np.ndarray, rates
         if name not in index:
             raise AnalysisInputError(f"--rate: '{name}' is not a joint variable. "
                                      + choices_hint("variables", name, list(index)))
-    n = mech.n_q
     driven = {int(mech.driver_q[d]) for d in range(len(mech.driver_names)) if mech.driver_kind[d] == DRIVE_MOTION}
-    rows = [constraints(mech, q).J.reshape(-1, n)] if mech.n_constraints else []
-    rhs = [np.zeros(len(rows[0]))] if rows else []
-    for k, i in enumerate(mech.q_actuated):
-        if int(i) in driven:  # prescribed by its driver: a hard constraint
-            rows.append(np.eye(n)[[i]])
-            rhs.append([ad0[k]])
-    target_idx, target = [], []
-    for name, v in rates.items():  # the requested rates (unlisted actuated ones are free here)
-        i = index[name]
-        if i not in driven:
-            target_idx.append(i)
-            target.append(v * (mech.angle_scale if mech.q_is_rotation[i] else mech.length_scale))
-    C = np.vstack(rows) if rows else np.zeros((0, n))
-    c = np.concatenate([np.ravel(r) for r in rhs]) if rhs else np.zeros(0)
-    qd_p = np.linalg.lstsq(C, c, rcond=None)[0] if len(C) else np.zeros(n)
-    _, s, Vt = np.linalg.svd(C) if len(C) else (None, np.zeros(0), np.eye(n))
-    rank = int(np.sum(s > 1e-10 * max(s.max(initial=0.0), 1e-300)))
-    Z = Vt[rank:].T  # basis of the rates the constraints allow
-    T = np.array(target_idx, dtype=int)
-    y = np.linalg.lstsq(Z[T], np.asarray(target) - qd_p[T], rcond=1e-10)[0]
-    qd = qd_p + Z @ y
-    miss = np.abs(qd[T] - np.asarray(target))
+    prescribed = {int(i): float(ad0[k]) for k, i in enumerate(mech.q_actuated) if int(i) in driven}
+    requested = {index[name]: v * (mech.angle_scale if mech.q_is_rotation[index[name]] else mech.length_scale)
+                 for name, v in rates.items() if index[name] not in driven}  # unlisted actuated ones are free
+    qd = closest_consistent_rates(mech, q, prescribed, requested)
+    T = np.array(list(requested), dtype=int)
+    target = np.array(list(requested.values()), dtype=float)
+    miss = np.abs(qd[T] - target)
     if miss.max(initial=0.0) <= RATE_RTOL * max(1.0, np.abs(target).max(initial=0.0)):
         return qd, ""
     k = int(np.argmax(miss))

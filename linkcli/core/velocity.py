@@ -33,6 +33,31 @@ def joint_rates(mech: CompiledMechanism, q: np.ndarray, qd_actuated: np.ndarray)
     return np.einsum("...ij,...j->...i", N, qd_actuated)
 
 
+def closest_consistent_rates(mech: CompiledMechanism, q: np.ndarray, prescribed: dict[int, float],
+                             requested: dict[int, float]) -> np.ndarray:
+    """Joint rates (n_q,) SI at the assembled ``q`` (n_q,) that satisfy the loop closures
+    (``J qd = 0``) and the ``prescribed`` rates exactly ({variable index: rate}, e.g. motion
+    drivers), and come as close as possible (least squares) to the ``requested`` ones; motions
+    that neither fixes get the minimum-norm rates (zero for an untouched free joint). The
+    caller compares the result with ``requested`` to tell whether they had to be projected."""
+    n = mech.n_q
+    rows = [constraints(mech, q).J.reshape(-1, n)] if mech.n_constraints else []
+    rhs = [np.zeros(len(rows[0]))] if rows else []
+    for i, rate in prescribed.items():
+        rows.append(np.eye(n)[[i]])
+        rhs.append(np.array([rate]))
+    C = np.vstack(rows) if rows else np.zeros((0, n))
+    c = np.concatenate(rhs) if rhs else np.zeros(0)
+    qd_p = np.linalg.lstsq(C, c, rcond=None)[0] if len(C) else np.zeros(n)
+    _, s, Vt = np.linalg.svd(C) if len(C) else (None, np.zeros(0), np.eye(n))
+    rank = int(np.sum(s > 1e-10 * max(s.max(initial=0.0), 1e-300)))
+    Z = Vt[rank:].T  # basis of the rates the constraints allow
+    T = np.array([i for i in requested if i not in prescribed], dtype=int)
+    target = np.array([requested[i] for i in T], dtype=float)
+    y = np.linalg.lstsq(Z[T], target - qd_p[T], rcond=1e-10)[0]
+    return qd_p + Z @ y
+
+
 def link_twists(mech: CompiledMechanism, kin: TreeKinematics, qd: np.ndarray) -> np.ndarray:
     """Spatial twist (..., n_links, 6) of every link."""
     return np.einsum("...lij,...j->...li", kin.J_link, qd)

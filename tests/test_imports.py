@@ -152,6 +152,10 @@ def test_lazy_listing_is_the_listing_of_the_built_commands():
             assert group.get_help(ctx) == lazy
         group = typer.main.get_command(app)  # a fresh group: nothing built
     assert group.get_command(None, "no-such-command") is None
+    assert "fk" in group.commands and "no-such-command" not in group.commands
+    group = typer.main.get_command(app)
+    group.get_command(None, "fk")  # built first: the listing keeps its order
+    assert group.list_commands(None) == names
 
 
 def test_a_mistyped_command_is_still_suggested(run_cli):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Annotated, Any
 
 import typer
@@ -129,26 +129,27 @@ class LazyCommands(MutableMapping):
     anything; :meth:`summary` is a parameterless stand-in carrying what the listing prints.
     """
 
-    def __init__(self, built: dict[str, Any] | None = None) -> None:
+    def __init__(self, built: Mapping[str, Any] | None = None) -> None:
         self._built: dict[str, Any] = dict(built or {})
         self._infos: dict[str, Any] = {}  # command name -> typer CommandInfo, per imported module
-        self._modules_loaded: set[str] = set()
+        self._names: dict[str, list[str]] = {}  # module -> its command names, in registration order
 
-    def _load_module(self, module: str) -> None:
-        if module in self._modules_loaded:
-            return
-        import importlib
+    def _load_module(self, module: str) -> list[str]:
+        if module not in self._names:
+            import importlib
 
-        registry = typer.Typer()
-        importlib.import_module(f"{__package__}.commands.{module}").register(registry)
-        for info in registry.registered_commands:
-            self._infos[info.name or typer.main.get_command_name(info.callback.__name__)] = info
-        self._modules_loaded.add(module)
+            registry = typer.Typer()
+            importlib.import_module(f"{__package__}.commands.{module}").register(registry)
+            names = []
+            for info in registry.registered_commands:
+                names.append(info.name or typer.main.get_command_name(getattr(info.callback, "__name__", "")))
+                self._infos[names[-1]] = info
+            self._names[module] = names
+        return self._names[module]
 
-    def _load_all(self) -> dict[str, Any]:
-        for module in COMMAND_MODULES:
-            self._load_module(module)
-        return self._infos
+    def _load_all(self) -> list[str]:
+        """Every command name: by module in ``COMMAND_MODULES`` order, then by registration."""
+        return [name for module in COMMAND_MODULES for name in self._load_module(module)]
 
     def _info(self, name: str) -> Any:
         module = COMMAND_ALIASES.get(name, name)
@@ -174,9 +175,11 @@ class LazyCommands(MutableMapping):
         self._built.pop(name, None)
         self._infos.pop(name, None)
 
+    def __contains__(self, name: object) -> bool:  # without building the command
+        return isinstance(name, str) and (name in self._built or self._info(name) is not None)
+
     def __iter__(self):
-        names = list(self._built) + list(self._load_all())
-        return iter(dict.fromkeys(names))
+        return iter(dict.fromkeys(self._load_all() + list(self._built)))  # + commands added by add_command
 
     def __len__(self) -> int:
         return len(list(iter(self)))
@@ -202,7 +205,8 @@ class LinkcliGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.commands = LazyCommands(self.commands)
+        self.lazy_commands = LazyCommands(self.commands)
+        self.commands = self.lazy_commands
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         return self.commands.get(cmd_name)
@@ -216,7 +220,7 @@ class LinkcliGroup(TyperGroup):
         from gettext import gettext
 
         rows = [(name, cmd) for name in self.list_commands(ctx)
-                if (cmd := self.commands.summary(name)) is not None and not cmd.hidden]
+                if (cmd := self.lazy_commands.summary(name)) is not None and not cmd.hidden]
         if rows:
             limit = formatter.width - 6 - max(len(name) for name, _ in rows)
             with formatter.section(gettext("Commands")):
@@ -311,5 +315,5 @@ def _quiet_numeric_warnings() -> None:
     warnings.showwarning = one_line
 
 
-__all__ = ["app", "main", "handle_exception", "install_signal_handlers", "LinkcliGroup", "LazyCommands", "COMMAND_MODULES",
-           "COMMAND_ALIASES"]
+__all__ = ["app", "main", "handle_exception", "install_signal_handlers", "LinkcliGroup", "LazyCommands",
+           "COMMAND_MODULES", "COMMAND_ALIASES"]

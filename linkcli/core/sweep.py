@@ -42,7 +42,6 @@ tests/test_kinematics_fast.py); spatial and non-square mechanisms always use the
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import dataclass, field
 
@@ -274,8 +273,12 @@ def _square(mech: CompiledMechanism) -> bool:
 
 
 def _jit_available() -> bool:
-    """numba importable and not disabled, checked without importing it."""
-    return not os.environ.get("LINKCLI_NO_JIT") and importlib.util.find_spec("numba") is not None
+    """numba importable and the kernels compiled in this process (jit.py's mode: not
+    ``LINKCLI_JIT=never`` / ``LINKCLI_NO_JIT``, not fixed to interpreted kernels by an earlier
+    analysis), checked without importing numba."""
+    from .jit import compiled_kernels_possible
+
+    return compiled_kernels_possible()
 
 
 def _kernel_cached() -> bool:

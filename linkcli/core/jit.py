@@ -329,20 +329,24 @@ def record_run(kernel_set: str, plan: Plan, units: float, cpu_s: float) -> None:
 
 
 @overload
-def maybe_njit(f: F, *, inline: bool = False) -> F: ...
+def maybe_njit(f: F, *, inline: bool = False, signature: str | None = None) -> F: ...
 @overload
-def maybe_njit(f: None = None, *, inline: bool = False) -> Callable[[F], F]: ...
-def maybe_njit(f: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
+def maybe_njit(f: None = None, *, inline: bool = False, signature: str | None = None) -> Callable[[F], F]: ...
+def maybe_njit(f: F | None = None, *, inline: bool = False, signature: str | None = None) -> F | Callable[[F], F]:
     """``numba.njit(cache=True)(f)`` when :func:`jit_enabled`, else ``f`` unchanged. Use as
     ``@maybe_njit`` or ``@maybe_njit(inline=True)``; ``inline`` inlines the function into its
     compiled callers at numba's IR level (for hot helpers that LLVM leaves as calls; it costs
-    compile time in every caller). Typed to return the decorated function's own type, so type
-    checkers see the kernel's signature through the decorator (a numba dispatcher is called the
-    same way)."""
+    compile time in every caller). ``signature`` (numba's string form, e.g.
+    ``"UniTuple(float64, 3)(float64[:, ::1], int64)"``) compiles exactly that one version: for tiny
+    helpers called with constant (literal) arguments, of which numba otherwise compiles one copy
+    per constant; a call with other types then fails to compile (the test suite would see it).
+    Typed to return the decorated function's own type, so type checkers see the kernel's
+    signature through the decorator (a numba dispatcher is called the same way)."""
     def wrap(g: F) -> F:
         if not jit_enabled():
             return g
-        return _numba.njit(cache=True, inline="always" if inline else "never")(g)
+        options = dict(cache=True, inline="always" if inline else "never")
+        return _numba.njit(signature, **options)(g) if signature else _numba.njit(**options)(g)
 
     return wrap if f is None else wrap(f)
 

@@ -58,6 +58,20 @@ def test_modes_and_missing_numba_win_over_everything():
         assert p.compile and p.cold == (not cached)
 
 
+def test_many_runs_in_one_process_compile_on_a_cold_cache():
+    """A batch worker cannot switch to compiled kernels after interpreting its first job."""
+    for projected, rent in itertools.product([0.0, 0.01, 5.0], [0.0, 10.0]):
+        p = jit.decide("auto", numba_ok=True, cached=False, projected_s=projected, rent_paid_s=rent, compile_s=C,
+                       many=True)
+        assert p.compile and p.cold and p.compile_s == C
+        assert not jit.decide("never", numba_ok=True, cached=False, projected_s=projected, rent_paid_s=rent,
+                              compile_s=C, many=True).compile
+        assert not jit.decide("auto", numba_ok=False, cached=False, projected_s=projected, rent_paid_s=rent,
+                              compile_s=C, many=True).compile
+        assert not jit.decide("auto", numba_ok=True, cached=True, projected_s=projected, rent_paid_s=rent,
+                              compile_s=C, many=True).cold
+
+
 def test_the_rule_exhaustively_on_a_grid():
     """auto on a cold cache compiles exactly when the rent paid plus this run's excess reach C."""
     for projected, rent, compile_s in itertools.product(np.linspace(0, 80, 41), np.linspace(0, 80, 41), [1.0, C, 60]):

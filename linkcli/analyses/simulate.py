@@ -70,7 +70,7 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
 
 def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
                  progress: Callable[[float], None] | None = None,
-                 stop: Callable[[], bool] | None = None) -> AnalysisOutcome:
+                 stop: Callable[[], bool] | None = None, many: bool = False) -> AnalysisOutcome:
     """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
     state) or that stops early is not ok; what was computed is still in the table."""
     from ..core import jit
@@ -79,7 +79,7 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
     if problem:
         raise AnalysisInputError(problem)
-    plan = plan_kernels(mech, req)  # compiled or interpreted kernels: before they are imported
+    plan = plan_kernels(mech, req, many=many)  # compiled or interpreted kernels: before they are imported
     a0, ad0, messages = initial_state(mech, req)
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:], strict=True) if not has]
     if massless:
@@ -129,16 +129,17 @@ def _work_units(mech: CompiledMechanism, n_steps: int, n_samples: int) -> float:
     return jit.work_units(n_steps, n_samples, mech.n_links - 1)  # every link but the base is a body
 
 
-def plan_kernels(mech: CompiledMechanism, req: SimulateRequest):
+def plan_kernels(mech: CompiledMechanism, req: SimulateRequest, many: bool = False):
     """Decide whether this process runs the dynamics kernels compiled or interpreted
     (:func:`linkcli.core.jit.plan_kernels`, the measured "ski rental" rule), from the model's size
     and the number of steps; idempotent. Call it before anything imports the kernels; the returned
-    plan's ``compile and cold`` means this run compiles them (about ``compile_s`` s of CPU)."""
+    plan's ``compile and cold`` means this run compiles them (about ``compile_s`` s of CPU).
+    ``many``: this process makes many runs (a batch worker), so it compiles on a cold cache."""
     from ..core import jit
 
     n_steps = max(1, math.ceil(req.t_end / req.dt - 1e-9))
     try:
-        return jit.plan_kernels("simulate", _work_units(mech, n_steps, n_steps // req.every + 1))
+        return jit.plan_kernels("simulate", _work_units(mech, n_steps, n_steps // req.every + 1), many=many)
     except ValueError as exc:  # a bad LINKCLI_JIT
         raise AnalysisInputError(str(exc)) from None
 

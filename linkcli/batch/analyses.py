@@ -66,7 +66,8 @@ def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
     given = _given(options)
     changes = {k: getattr(options, k) for k in ("t_end", "dt", "every", "tol") if k in given}
     req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
-    return run_simulate(mech, req, loaded)
+    # many: a worker runs many jobs and cannot switch from interpreted to compiled kernels later
+    return run_simulate(mech, req, loaded, many=True)
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------

@@ -185,7 +185,7 @@ class Plan:
 
 
 def decide(mode: str, *, numba_ok: bool, cached: bool, projected_s: float, rent_paid_s: float,
-           compile_s: float) -> Plan:
+           compile_s: float, many: bool = False) -> Plan:
     """The compile decision as a pure function.
 
     ``never`` (or no numba) interprets and ``always`` compiles. In ``auto`` mode cached kernels
@@ -200,12 +200,16 @@ def decide(mode: str, *, numba_ok: bool, cached: bool, projected_s: float, rent_
     before it compiles and then ``compile_s``, i.e. less than 2 ``compile_s``, only when the excess
     up to that run reached ``compile_s``, which the hindsight choice also pays (as excess, or as
     the compile). A run projected to cost more than a compile compiles at once.
+
+    ``many``: the process will make many runs it cannot count yet (a batch worker); a process
+    cannot switch from interpreted to compiled kernels, so it compiles (as ``always``).
     """
     if mode == "never" or not numba_ok:
         return Plan(False, not cached, "interpreted (LINKCLI_JIT=never)" if mode == "never" else "numba not installed",
                     projected_s)
-    if mode == "always":
-        return Plan(True, not cached, "compiled (LINKCLI_JIT=always)", projected_s, compile_s)
+    if mode == "always" or (many and not cached):
+        why = "LINKCLI_JIT=always" if mode == "always" else "many runs in this process"
+        return Plan(True, not cached, f"compiled ({why})", projected_s, compile_s if not cached else 0.0)
     if cached:
         return Plan(True, False, "compiled kernels cached", projected_s, 0.0)
     if rent_paid_s + excess_cost(projected_s) < compile_s:
@@ -283,9 +287,10 @@ def kernels_cached(kernel_set: str) -> bool:
 _plans: dict[str, Plan] = {}
 
 
-def plan_kernels(kernel_set: str, units: float) -> Plan:
+def plan_kernels(kernel_set: str, units: float, *, many: bool = False) -> Plan:
     """Decide (:func:`decide`) and fix this process's mode for a run of ``units`` work units
-    (:func:`work_units`) of ``kernel_set`` ("simulate"), before its kernel modules are imported.
+    (:func:`work_units`) of ``kernel_set`` ("simulate"), before its kernel modules are imported;
+    ``many``: see :func:`decide`.
     When the mode is already fixed (kernels imported earlier in the process), the plan follows it.
     Raises ValueError for a bad ``LINKCLI_JIT``."""
     mode = requested_mode()
@@ -299,7 +304,7 @@ def plan_kernels(kernel_set: str, units: float) -> Plan:
                     "process)", projected, e["compile_s"] if compiled and not cached else 0.0)
     else:
         plan = decide(mode, numba_ok=numba_available(), cached=cached, projected_s=projected,
-                      rent_paid_s=e["rent_paid_s"], compile_s=e["compile_s"])
+                      rent_paid_s=e["rent_paid_s"], compile_s=e["compile_s"], many=many)
         _set_compiling(plan.compile)
     _plans[kernel_set] = plan
     return plan
@@ -320,7 +325,7 @@ def record_run(kernel_set: str, plan: Plan, units: float, cpu_s: float) -> None:
         e["rent_paid_s"] += excess_cost(cpu_s)
         e["runs"] += 1
     elif plan.cold:
-        e["compile_s"] = max(cpu_s - COMPILED_LOAD_S - plan.projected_s / COMPILED_SPEEDUP, 1.0)
+        e["compile_s"] = max(cpu_s - COMPILED_LOAD_S - units * e["seconds_per_unit"] / COMPILED_SPEEDUP, 1.0)
         e["rent_paid_s"] = 0.0
     else:
         return

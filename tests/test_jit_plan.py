@@ -254,7 +254,7 @@ def test_a_bad_mode_is_a_clear_error(run_cli, monkeypatch):
 def test_a_compiling_run_says_so_once(run_cli, monkeypatch):
     from linkcli.analyses import simulate as analysis
 
-    monkeypatch.setattr(analysis, "plan_kernels", lambda mech, req: jit.Plan(True, True, "test", 1.0, 36.4))
+    monkeypatch.setattr(analysis, "plan_kernels", lambda mech, req, many=False: jit.Plan(True, True, "test", 1.0, 36.4))
     res = run_cli("simulate", REPO / "mechanisms" / "motor_fourbar.yaml", "--t-end", "0.01", "-f", "csv")
     assert res.exit_code == 0, res.stderr
     assert res.stderr.count("compiling kernels once, about 36 s of CPU; later runs start at once") == 1

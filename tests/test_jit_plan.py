@@ -302,3 +302,7 @@ def test_compile_command_compiles_or_loads_and_reports_cpu(run_cli):
     res = run_cli("compile")
     assert res.exit_code == 0, res.stderr
     assert "s of CPU" in res.stderr and "kernels " in res.stderr
+    # the cache test of the plan sees what a compiled run leaves (numba's index files per module)
+    for module in jit.KERNEL_MODULES["simulate"]:
+        assert (REPO / "linkcli" / "core" / module).is_file()
+    assert jit.kernels_cached("simulate")

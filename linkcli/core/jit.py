@@ -271,9 +271,10 @@ def _entry(record: dict, kernel_set: str) -> dict:
             "runs": int(num("runs", 0))}
 
 
-#: the kernel modules of each kernel set (their numba index files tell whether it is cached)
+#: the kernel modules of each kernel set (their numba index files tell whether it is cached;
+#: tests/test_jit_plan.py checks that a compiled run leaves them)
 KERNEL_MODULES = {"simulate": ("dynamics/integrator.py", "dynamics/node_multipliers.py", "dynamics/outputs.py",
-                               "dynamics/structs.py")}
+                               "dynamics/structs_generated.py")}
 
 
 def kernels_cached(kernel_set: str) -> bool:

@@ -109,13 +109,23 @@ def test_grashof_classes(lengths, expected):
     assert grashof_class(*lengths) == expected
 
 
-def test_parallelogram_keeps_its_branch_through_the_change_point():
+@pytest.mark.parametrize("path", ["default", "numpy", "kernel"])
+def test_parallelogram_keeps_its_branch_through_the_change_point(path):
     """A parallelogram (ground = coupler, crank = rocker) has change points at 0 and 180 deg
     where the open and crossed branches meet. Following the open branch, the coupler stays
-    parallel to the ground: A = -crank exactly. The singular point is reported."""
+    parallel to the ground: A = -crank exactly. The singular point is reported. A coarse
+    point lands exactly on the change point, where the tangent is undefined: only the secant
+    predictor through the previous coarse point carries the branch on (the compiled kernel,
+    which had no secant predictor, took the crossed branch there and reported a reassembly)."""
+    from linkcli.core import sweep
+
     mech = mech_from_yaml(fourbar_yaml(3, 1, 3, 1, assembly="{crank_pin: 0.5, A: -0.5, B: 0.5, O4: -0.5}"))
     theta = np.radians(np.arange(10, 351, 5.0))  # lands exactly on 180 deg
-    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    if path == "default":
+        res = solve_sweep(mech, theta[:, None], mech.q_init)
+    else:
+        solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+        res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
     assert np.all(res.status == Status.CONVERGED)
     np.testing.assert_allclose(res.q[:, 1], -theta, atol=1e-8)
     at = [theta[e.index] for e in res.events if e.kind in ("singular_point", "singular_crossing")]

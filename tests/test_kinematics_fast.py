@@ -308,8 +308,8 @@ def test_kernel_status_codes_match_loop_closure():
 
 
 def test_coarse_indices_agree():
-    """sweep._coarse_indices (windowed numpy scan, used by both paths) == the per-point loop it
-    replaced, on irregular paths with jumps."""
+    """sweep._coarse_indices (windowed numpy scan) == the per-point loop it replaced == the
+    kernel's, on irregular paths with jumps."""
     rng = np.random.default_rng(2)
 
     def reference(Q, limit):
@@ -326,6 +326,13 @@ def test_coarse_indices_agree():
             Q = np.cumsum(rng.normal(0, 0.05, (int(rng.integers(1, 400)), n_a)) * rng.choice([1, 10], (1, n_a)), 0)
             limit = np.full(n_a, 0.17)
             np.testing.assert_array_equal(sweep._coarse_indices(Q, limit), reference(Q, limit))
+            plain = Path(REPO / "linkcli" / "core" / "planar_kernel.py")  # the kernel's, as plain Python
+            ns: dict = {}
+            src = plain.read_text()
+            start = src.index("def coarse_indices(")
+            exec(src[start:src.index("\n\n\n", start)], ns)
+            idx = np.empty(len(Q) + 1, dtype=np.int64)
+            np.testing.assert_array_equal(idx[:ns["coarse_indices"](Q, limit, idx)], reference(Q, limit))
 
 
 # --- the kernel as plain Python == compiled ----------------------------------------------------

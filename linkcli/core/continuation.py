@@ -31,6 +31,15 @@ def corrector_left_branch(dev, moved):
     return dev > 0.3 * moved + 1e-8
 
 
+def det_sign_flipped(det0, det1):
+    """det J_p has opposite signs (-1, 0, 1) at the two ends of a continuation step: a singular
+    configuration lies between, or the corrector landed on the other assembly mode (close in q
+    near a change point, where the distance test above can pass). The step is then bisected: a
+    real crossing survives down to the smallest step (where the distance test separates modes
+    a finite distance apart), a jump does not."""
+    return det0 * det1 < 0
+
+
 def fine_point_left_branch(dev, span):
     """A point between two accepted coarse points, solved from its Hermite guess, did not stay
     on the guessed branch: it converged ``dev = max|q - guess|`` away, more than a quarter of

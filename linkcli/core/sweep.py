@@ -173,11 +173,7 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
     moved = np.abs(q_pred - q0).max()
     jump = rules.corrector_left_branch(np.abs(q1 - q_pred).max(), moved)
     if st == Status.CONVERGED and not jump and depth < max_depth and _det_flips(mech, J0, J1[0]):
-        # det J_p changed sign: a singular configuration lies between, or the corrector
-        # landed on the other assembly branch (close in q near a change point, so the test
-        # above can pass); bisect: a real crossing survives down to the smallest step, where
-        # the corrector's move test separates branches a finite distance apart; a jump does not
-        jump = True
+        jump = True  # bisect (rules.det_sign_flipped says why)
     if st == Status.CONVERGED and not jump:
         return q1, st
     failed = q1, (Status.BRANCH_JUMP if st == Status.CONVERGED else st)  # a1 not reached on the branch
@@ -196,7 +192,7 @@ def _det_flips(mech, J0, J1) -> bool:
     if not _square(mech):
         return False
     p = passive_indices(mech)
-    return bool(np.sign(np.linalg.det(J0[:, p])) * np.sign(np.linalg.det(J1[:, p])) < 0)
+    return bool(rules.det_sign_flipped(np.sign(np.linalg.det(J0[:, p])), np.sign(np.linalg.det(J1[:, p]))))
 
 
 def _first_point(mech, a, q_start, tol):
@@ -349,7 +345,8 @@ def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: n
     n = len(Q_act)
     Q = np.ascontiguousarray(Q_act, dtype=np.float64)
     limit = np.ascontiguousarray(_input_step_limit(mech, max_step), dtype=np.float64)
-    coarse = np.ascontiguousarray(_coarse_indices(Q, limit), dtype=np.int64)
+    idx = np.empty(n + 1, dtype=np.int64)
+    coarse = idx[:pk.coarse_indices(Q, limit, idx)]
     q = np.empty((n, mech.n_q))
     status = np.zeros(n, dtype=np.int64)
     resid = np.empty((n, mech.n_loops))

@@ -86,9 +86,10 @@ MUTATIONS = [
              "return dev > 0.25 * span + 1e-6", "return False", KINEMATICS,
              "no distance check of the fine points between coarse sweep points against their Hermite "
              "guesses (both paths)"),
-    Mutation("edge-continuation-det-check-off", "linkcli/core/sweep.py",
-             "jump = True", "jump = False", KINEMATICS,
-             "continuation accepts a det J_p sign flip at once (a jump to the other mode near a change point)"),
+    Mutation("edge-continuation-det-check-off", "linkcli/core/continuation.py",
+             "return det0 * det1 < 0", "return False", KINEMATICS,
+             "continuation accepts a det J_p sign flip at once (a jump to the other mode near a change point; "
+             "both paths)"),
     Mutation("edge-fine-det-check-off", "linkcli/core/continuation.py",
              "return (det_a == det_b) & (det != det_a)", "return False", KINEMATICS,
              "no det J_p sign check of the fine sweep points (both paths)"),

@@ -170,16 +170,19 @@ def default_figures(analysis: str, mech) -> list[Figure]:
     return []
 
 
-def evaluate_figures(figures: Sequence[Figure], table, mech, reference: dict | None = None) -> list[FigureValue]:
-    return [evaluate_figure(f, table, mech, reference) for f in figures]
+def evaluate_figures(figures: Sequence[Figure], table, mech, reference: dict | None = None,
+                     loops: list | None = None) -> list[FigureValue]:
+    """``loops``: the mechanism's four-bar loops when the caller has them (a study's fast path:
+    the nominal's rings with a variant's lengths), else ``fourbar_loops(mech)``."""
+    return [evaluate_figure(f, table, mech, reference, loops) for f in figures]
 
 
-def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None) -> FigureValue:
+def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loops: list | None = None) -> FigureValue:
     kind = fig.kind
     if kind == "grashof":
         from ..core.planar_metrics import fourbar_loops, grashof_class
 
-        loops = fourbar_loops(mech)
+        loops = fourbar_loops(mech) if loops is None else loops
         label = "+".join(grashof_class(*lp.lengths) for lp in loops) if loops else "none"
         return FigureValue(fig.name or "grashof", "", fig.name or "grashof", "", label,
                            "" if loops else "no four-bar loop")

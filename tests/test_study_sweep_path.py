@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from pathlib import Path
 
@@ -85,3 +86,93 @@ def test_study_with_the_kernel_equals_the_study_with_the_numpy_path(runner, tmp_
                 assert math.isclose(float(a[key]), float(b[key]), rel_tol=0, abs_tol=1e-6), key
             else:  # inputs, statuses, labels, checks, messages: identical
                 assert a[key] == b[key], key
+
+
+# -- the fast path (linkcli/batch/variants.py) against the per-variant path ---------------------------------
+LIST_JOBS = f"""jobs:
+  s:
+    files: {FOURBAR}
+    options: {{sweep: {{crank_pin: {{from: 0, to: 360, step: 10}}}}}}
+    figures:
+      - {{name: dev, path_deviation: coupler.P}}
+      - {{range_of_motion: O4}}
+      - {{column: "B.transmission [deg]", stat: min}}
+      - {{grashof: true}}
+    checks:
+      - {{figure: dev, max: 0.02}}
+      - {{min_transmission_angle: 40}}
+    study:
+      method: list
+      parameters:
+        links.coupler.frames.B[0]: {{values: [3.5, long, 1.0, 3.51, "3520 mm", 3.6, 3.49, 3.5]}}
+        links.coupler.frames.P[1]: {{values: [0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.605, .inf]}}
+"""
+
+
+def _study(runner, tmp_path: Path, name: str, text: str) -> tuple[list[dict], dict]:
+    jobs = tmp_path / f"{name}.yaml"
+    jobs.write_text(text, encoding="utf-8")
+    res = runner.invoke(app, ["batch", str(jobs), "--jobs", "1", "--out-dir", str(tmp_path / name), "-q"])
+    assert res.exit_code in (0, 1), res.output
+    rows = list(csv.DictReader(io.StringIO((tmp_path / name / "s.csv").read_text(encoding="utf-8"))))
+    summary = json.loads((tmp_path / name / "summary.json").read_text(encoding="utf-8"))
+    return rows, summary["jobs"][0]["study"]
+
+
+def _same_rows(fast: list[dict], ref: list[dict]) -> None:
+    assert len(fast) == len(ref)
+    for a, b in zip(fast, ref, strict=True):
+        for key in b:
+            if key.endswith("[m]") and b[key] not in ("", "nan"):
+                # coupler positions converge to 1e-10 of the 4 m mechanism on both paths
+                assert math.isclose(float(a[key]), float(b[key]), rel_tol=0, abs_tol=1e-9), key
+            elif key.endswith("[deg]") and b[key] not in ("", "nan"):
+                # angles to ~1e-9 rad (x condition number, < 10 here): 1e-6 deg leaves margin
+                assert math.isclose(float(a[key]), float(b[key]), rel_tol=0, abs_tol=1e-6), key
+            else:  # parameters, statuses, labels, checks, messages (with the file's line): identical
+                assert a[key] == b[key], key
+
+
+def test_fast_path_equals_the_per_variant_path_variant_by_variant(runner, tmp_path, monkeypatch):
+    """Valid, invalid (a word; an infinite coordinate), unit-string, unassemblable and failing
+    variants: the same table as when every variant is validated, compiled and analysed on its
+    own, and the study says which way each went."""
+    pytest.importorskip("numba")
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    fast, how = _study(runner, tmp_path, "fast", LIST_JOBS)
+    monkeypatch.setenv("LINKCLI_STUDY_PATH", "per-variant")
+    ref, how_ref = _study(runner, tmp_path, "ref", LIST_JOBS)
+    _same_rows(fast, ref)
+    # every outcome is exercised: passed, invalid (word, inf), failed (cannot assemble; a check)
+    assert [r["status"] for r in ref] == ["passed", "invalid", "failed", "passed", "passed", "failed", "passed",
+                                          "invalid"]
+    assert "cannot assemble" in ref[2]["message"] and "check dev" in ref[5]["message"]
+    assert float(fast[0]["dev [m]"]) == 0.0  # the nominal deviates from itself by exactly 0
+    ev = how["evaluation"]
+    assert ev["fast"] == 4  # 3.5, 3.51, 3.6 (fails a check: still fast), 3.49
+    assert ev["per_variant"] == 4 and ev["per_variant_reasons"] == {
+        "a value is not a finite number": 3,  # 'long', '3520 mm' (a unit: validated on its own), inf
+        "its sweep met a point that did not converge, a restart or a singular configuration": 1}
+    assert how_ref["evaluation"] == {"fast": 0, "per_variant": 8,
+                                     "per_variant_reasons": {"LINKCLI_STUDY_PATH=per-variant": 8}}
+
+
+@pytest.mark.parametrize("change, reason", [
+    ("strict: true", "strict: true"),
+    ("parameter", "the fast path varies frame origin coordinates"),
+])
+def test_studies_the_fast_path_does_not_cover_take_the_per_variant_path(runner, tmp_path, monkeypatch, change,
+                                                                         reason):
+    pytest.importorskip("numba")
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    text = JOBS.replace("variants: 12", "variants: 3")
+    if change == "parameter":
+        text = text.replace("links.crank.frames.A[0]: {tolerance: 0.01}", "links.crank.mass: {tolerance: 0.1}")
+    else:
+        text = text.replace("    study:", f"    {change}\n    study:")
+    rows, how = _study(runner, tmp_path, "s", text)
+    assert len(rows) == 3 and how["evaluation"]["fast"] == 0 and how["evaluation"]["per_variant"] == 3
+    (why,) = how["evaluation"]["per_variant_reasons"]
+    assert reason in why

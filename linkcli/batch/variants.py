@@ -22,7 +22,8 @@ in the study's parameters, so for the studies this module covers, a worker
    conversions and names as the full table (checked on the nominal at preparation, column for
    column, against its full table).
 
-Everything else takes today's path, variant by variant, and says so (``VariantRow.path``; the
+Everything else takes today's path, variant by variant (also every study when the environment
+variable ``LINKCLI_STUDY_PATH`` is ``per-variant``), and says so (``VariantRow.path``; the
 study's metadata counts both and gives the reasons): a study the fast path does not cover
 (another analysis, ``strict: true``, parameters that are not frame coordinates, no compiled
 kernel, figures that read columns it does not compute), and any variant whose values
@@ -34,6 +35,7 @@ today's path then builds the statuses, events and messages).
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +81,15 @@ class FastStudy:
     base: dict = field(default_factory=dict)  # array name -> nominal array
 
 
+#: environment variable: ``per-variant`` makes every study take the per-variant path (to compare
+#: the two, or to rule the fast path out); anything else, or unset: the fast path where it applies
+ENV = "LINKCLI_STUDY_PATH"
+
+
+def _forced() -> str:
+    return os.environ.get(ENV, "").strip().lower()
+
+
 # -- preparation ----------------------------------------------------------------------------------------
 _PREPARED: dict = {}
 _CACHE_SIZE = 16
@@ -88,7 +99,8 @@ def prepare(task) -> FastStudy | str:
     """The FastStudy of a chunk's study (cached per process), or why the fast path does not
     cover it."""
     ref = tuple((k, np.asarray(v).tobytes()) for k, v in sorted(task.reference.items()))
-    key = (task.source.path, task.source.sha256, repr(task.spec), task.paths, ref)
+    key = (task.source.path, task.source.sha256, repr(task.spec), task.paths, ref, _forced(),
+           os.environ.get("LINKCLI_SWEEP", ""), os.environ.get("LINKCLI_NO_JIT", ""))
     hit = _PREPARED.get(key)
     if hit is None:
         try:
@@ -113,6 +125,8 @@ def _prepare(task) -> FastStudy:
     from .worker import document, evaluate
 
     spec = task.spec
+    if _forced() == PER_VARIANT:
+        raise NotCovered(f"{ENV}={PER_VARIANT}")
     if spec.analysis != "solve":
         raise NotCovered(f"analysis {spec.analysis}: the fast path covers solve studies")
     if spec.strict:

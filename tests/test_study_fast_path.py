@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from kin_helpers import mech_from_yaml
 
 REPO = Path(__file__).resolve().parent.parent

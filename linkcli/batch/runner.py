@@ -306,7 +306,8 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
                     uid = w.unit.spec.uid
                     st = studies[uid]
                     if exc is not None:
-                        res = [VariantRow(w.task.start + k, ERROR, msg, (), (), 0.0, "per-variant", "its task failed") for k in range(w.n)]
+                        res = [VariantRow(w.task.start + k, ERROR, msg, (), (), 0.0, "per-variant", "its task failed")
+                               for k in range(w.n)]
                         st.failures.append(msg)
                         st.lost = st.lost or isinstance(exc, TaskLost)
                     else:

@@ -234,8 +234,9 @@ def _prove_map(fs: FastStudy, task, data, smap, compile_mechanism, validate_docu
 
     from .paths import nominal_number, with_values
 
-    nominal = [nominal_number(data, keys) for keys in task.paths]
-    if any(v is None for v in nominal):
+    numbers = [nominal_number(data, keys) for keys in task.paths]
+    nominal = [v for v in numbers if v is not None]
+    if len(nominal) != len(numbers):
         raise NotCovered("a parameter has no number in the file")
     size = max(1.0, *(abs(v) for v in nominal))
     test = [v + 1e-3 * (k + 1) * size for k, v in enumerate(nominal)]  # distinct small changes
@@ -273,7 +274,9 @@ class _Chunk:
         self.g = VariantGeometry(*(getattr(g, name)[take] for name in VariantGeometry.__dataclass_fields__))
         self.q = np.stack([s.q for s in sweeps]) if sweeps else np.zeros((0, len(fs.path), fs.mech.n_q))
         self.sweeps = sweeps
-        self._poses = self._frames = self._lengths = None
+        self._poses: np.ndarray | None = None
+        self._frames: np.ndarray | None = None
+        self._lengths: np.ndarray | None = None
         self._trans: dict = {}
 
     @property
@@ -299,7 +302,9 @@ class _Chunk:
 
         if self._lengths is None:
             self._lengths = self.fs.kernel.fourbar_lengths(self.g)
-        return [FourBarLoop(lp.joints, lp.links, tuple(float(x) for x in self._lengths[c, i]))
+        lengths = self._lengths
+        return [FourBarLoop(lp.joints, lp.links, (float(lengths[c, i, 0]), float(lengths[c, i, 1]),
+                                                  float(lengths[c, i, 2]), float(lengths[c, i, 3])))
                 for i, lp in enumerate(self.fs.kernel.loops)]
 
 
@@ -355,7 +360,8 @@ class _LazyTable:
     def __init__(self, fs: FastStudy, chunk: _Chunk, c: int) -> None:
         from ..results import Units
 
-        self._fs, self._chunk, self._c, self._cache = fs, chunk, c, {}
+        self._fs, self._chunk, self._c = fs, chunk, c
+        self._cache: dict = {}
         self.units = Units.of(fs.mech)
         self.n = len(fs.order)
 
@@ -517,4 +523,5 @@ def nominal_reference(task) -> dict:
     return {k: p if p is not None else task.reference[k] for k, p in paths.items()}
 
 
-__all__ = ["nominal_reference", "prepare", "fast_rows", "patched_arrays", "FastStudy", "NotCovered", "FAST", "PER_VARIANT"]
+__all__ = ["nominal_reference", "prepare", "fast_rows", "patched_arrays", "FastStudy", "NotCovered", "FAST",
+           "PER_VARIANT"]

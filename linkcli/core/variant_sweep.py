@@ -137,13 +137,13 @@ class VariantKernel:
         """The derived arrays of variants given by their frame arrays (see VariantGeometry)."""
         V = len(T_link_frame)
         fP, fC = planar_frames(T_parent_joint), planar_frames(T_child_joint)
-        if fP is None or fC is None:  # some variant is not planar: find which
-            ok = np.array([planar_frames(T_parent_joint[v]) is not None and planar_frames(T_child_joint[v]) is not None
-                           for v in range(V)], dtype=bool)
-            fP = np.stack([planar_frames(T_parent_joint[v]) if ok[v] else np.zeros((self.mech.n_joints, 4))
-                           for v in range(V)]) if V else np.zeros((0, self.mech.n_joints, 4))
-            fC = np.stack([planar_frames(T_child_joint[v]) if ok[v] else np.zeros((self.mech.n_joints, 4))
-                           for v in range(V)]) if V else np.zeros((0, self.mech.n_joints, 4))
+        if fP is None or fC is None:  # some variant is not planar: find which (zeros stand in for its frames)
+            fP, fC = np.zeros((V, self.mech.n_joints, 4)), np.zeros((V, self.mech.n_joints, 4))
+            ok = np.zeros(V, dtype=bool)
+            for v in range(V):
+                p, c = planar_frames(T_parent_joint[v]), planar_frames(T_child_joint[v])
+                if p is not None and c is not None:
+                    fP[v], fC[v], ok[v] = p, c, True
         else:
             ok = np.ones(V, dtype=bool)
         stepi, _, loopi, _, vrot, vax, cA, cB, passive, act, _ = self.nominal_model
@@ -157,7 +157,8 @@ class VariantKernel:
         L = mechanism_sizes(T_link_frame, T_parent_joint, T_child_joint)
         per_loop = np.stack([1 / L, 1 / L, np.ones_like(L)], axis=-1)  # loop_closure._residual_scale
         scale = np.tile(per_loop, (1, self.mech.n_loops))
-        const = [np.broadcast_to(np.asarray(a, dtype=np.float64).ravel(), (V, np.asarray(a).size)) for a in (vax, cA, cB)]
+        const = [np.broadcast_to(np.asarray(a, dtype=np.float64).ravel(), (V, np.asarray(a).size))
+                 for a in (vax, cA, cB)]
         # planar_kernel.pack's float layout: stepf, loopf, vax, cA, cB, scale (check() proves it)
         mf = np.ascontiguousarray(np.concatenate([stepf.reshape(V, -1), loopf.reshape(V, -1), *const, scale], axis=1))
         return VariantGeometry(T_link_frame, T_parent_joint, T_child_joint, fP, fC, L, mf, ok)
@@ -295,8 +296,9 @@ class VariantKernel:
             return np.stack([P[..., 0] + P[..., 2] * x - P[..., 3] * y, P[..., 1] + P[..., 3] * x + P[..., 2] * y],
                             axis=-1)
 
-        p1, p2, p3 = world(l2, self._centre(g, j1, l2)), world(l2, self._centre(g, j2, l2)), world(l3, self._centre(g, j3,
-                                                                                                                 l3))
+        p1 = world(l2, self._centre(g, j1, l2))
+        p2 = world(l2, self._centre(g, j2, l2))
+        p3 = world(l3, self._centre(g, j3, l3))
         u, w = p1 - p2, p3 - p2
         cos = np.einsum("...i,...i->...", u, w) / (np.linalg.norm(u, axis=-1) * np.linalg.norm(w, axis=-1))
         return np.arccos(np.clip(cos, -1.0, 1.0))

@@ -4,7 +4,7 @@ Python code builds and reads namedtuples (:class:`DynModel`, :class:`Work`). Ker
 :func:`as_kernel` of them: with numba a StructRef holding the same arrays (no copy), passed to a
 compiled function as one pointer where a namedtuple of ~25 arrays is copied on every call
 (measured: the four-bar benchmark runs 2.4x faster); without numba the namedtuple itself.
-Kernels read fields by attribute either way (``m.b_mass``, ``w.pos``).
+Kernels read fields by attribute either way (``m.body_mass``, ``w.pos``).
 
 The StructRef constructors are written out (not numba's generated ``define_proxy``
 constructor) so that they are cached like every other kernel (~0.7 s saved per process).
@@ -17,11 +17,13 @@ from collections import namedtuple
 from ..jit import jit_enabled
 
 # field -> (dtype, ndim); dtype "i" int64, "f" float64; ndim 0 is a scalar
-_MODEL_SPEC = dict(planar=("i", 0), b_mass=("f", 1), b_inertia=("f", 3), c_scale=("f", 1), gravity=("f", 1),
-                   ji=("i", 2), jv=("f", 3), jm=("f", 4), q_axis=("f", 2), q_rot=("i", 1), ri=("i", 2),
-                   rv=("f", 3), ai=("i", 2), av=("f", 3), ap=("f", 2), ti=("i", 2), tp=("f", 2), li=("i", 1),
-                   lv=("f", 3), di=("i", 2), ei=("i", 2), ec=("f", 1),
-                   length=("f", 0), f_scale=("f", 0))
+_MODEL_SPEC = dict(planar=("i", 0), body_mass=("f", 1), body_inertia=("f", 3), coordinate_scale=("f", 1),
+                   gravity=("f", 1), joint_index=("i", 2), joint_vectors=("f", 3), joint_rotations=("f", 4),
+                   q_axis=("f", 2), q_is_rotation=("i", 1), row_index=("i", 2), row_vectors=("f", 3),
+                   axial_bodies=("i", 2), axial_points=("f", 3), axial_parameters=("f", 2), torsional_index=("i", 2),
+                   torsional_parameters=("f", 2), load_body=("i", 1), load_vectors=("f", 3),
+                   torque_driver_index=("i", 2), damper_index=("i", 2), damper_coefficient=("f", 1),
+                   mechanism_size=("f", 0), force_scale=("f", 0))
 _WORK_SPEC = dict(rows=("i", 1), pos=("f", 2), rot=("f", 3), ang=("f", 1), vel=("f", 2), omg=("f", 2),
                   q=("f", 1), JW=("f", 3), Qf=("f", 1), G=("f", 2), s=("f", 1), D=("f", 2), pos1=("f", 2),
                   rot1=("f", 3), ang1=("f", 1), q1=("f", 1), JW1=("f", 3), Qf1=("f", 1), G1=("f", 2),
@@ -65,11 +67,16 @@ if jit_enabled():
     @numba.njit(cache=True)
     def _model_struct(t):
         s = structref.new(_MODEL_TYPE)
-        s.planar, s.b_mass, s.b_inertia, s.c_scale, s.gravity = t.planar, t.b_mass, t.b_inertia, t.c_scale, t.gravity
-        s.ji, s.jv, s.jm, s.q_axis, s.q_rot = t.ji, t.jv, t.jm, t.q_axis, t.q_rot
-        s.ri, s.rv, s.ai, s.av, s.ap, s.ti, s.tp = t.ri, t.rv, t.ai, t.av, t.ap, t.ti, t.tp
-        s.li, s.lv, s.di, s.ei, s.ec = t.li, t.lv, t.di, t.ei, t.ec
-        s.length, s.f_scale = t.length, t.f_scale
+        s.planar, s.body_mass, s.body_inertia = t.planar, t.body_mass, t.body_inertia
+        s.coordinate_scale, s.gravity = t.coordinate_scale, t.gravity
+        s.joint_index, s.joint_vectors, s.joint_rotations = t.joint_index, t.joint_vectors, t.joint_rotations
+        s.q_axis, s.q_is_rotation = t.q_axis, t.q_is_rotation
+        s.row_index, s.row_vectors = t.row_index, t.row_vectors
+        s.axial_bodies, s.axial_points, s.axial_parameters = t.axial_bodies, t.axial_points, t.axial_parameters
+        s.torsional_index, s.torsional_parameters = t.torsional_index, t.torsional_parameters
+        s.load_body, s.load_vectors, s.torque_driver_index = t.load_body, t.load_vectors, t.torque_driver_index
+        s.damper_index, s.damper_coefficient = t.damper_index, t.damper_coefficient
+        s.mechanism_size, s.force_scale = t.mechanism_size, t.force_scale
         return s
 
     @numba.njit(cache=True)

@@ -176,3 +176,60 @@ def test_studies_the_fast_path_does_not_cover_take_the_per_variant_path(runner, 
     assert len(rows) == 3 and how["evaluation"]["fast"] == 0 and how["evaluation"]["per_variant"] == 3
     (why,) = how["evaluation"]["per_variant_reasons"]
     assert reason in why
+
+
+MECHS = REPO / "mechanisms"
+CASES = {  # file, parameters (3 sd), figures, checks: two loops; a prismatic joint; a file in cm
+    "watt_sixbar": (MECHS / "watt_sixbar.yaml", {"links.rocker.frames.C[0]": 0.02, "links.output.frames.D[0]": 0.02,
+                                                  "links.ground.frames.O6[1]": 0.01},
+                    ["{name: dev, path_deviation: output.D}", "{range_of_motion: O6}", "{grashof: true}",
+                     '{column: "*.transmission [deg]", stat: min}'], ["{figure: dev, max: 0.02}"]),
+    "slider_crank": (MECHS / "slider_crank.yaml",
+                     {"links.coupler.frames.B[0]": 0.03, "links.ground.frames.rail[1]": 0.02},
+                     ["{name: dev, path_deviation: slider.B}", '{column: "slide.q [m]", stat: max}',
+                      "{range_of_motion: slide}"], ["{figure: dev, max: 0.02}", "{max_loop_residual: 1.0e-9}"]),
+    "jansen_cm": (MECHS / "gallery" / "jansen.yaml", {"links.foot.frames.G[1]": 0.5, "links.bar_f.frames.F[0]": 0.3},
+                  ["{name: dev, path_deviation: foot.G}", "{range_of_motion: F}"], ["{figure: dev, max: 0.5}"]),
+}
+
+
+def _case_jobs(name: str) -> str:
+    file, params, figures, checks = CASES[name]
+    lines = "\n".join(f"        {k}: {{tolerance: {v}}}" for k, v in params.items())
+    return f"""jobs:
+  s:
+    files: {file}
+    figures: [{", ".join(figures)}]
+    checks: [{", ".join(checks)}]
+    study:
+      method: normal
+      variants: 10
+      seed: 5
+      parameters:
+{lines}
+"""
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fast_path_on_multi_loop_prismatic_and_non_si_mechanisms(runner, tmp_path, monkeypatch, name):
+    """Watt's six-bar (two loops), the slider-crank (a prismatic joint whose rail frame is a
+    parameter), Jansen's linkage (eight links, file in cm): the fast path covers every variant
+    and gives the per-variant path's table (positions to 1e-9 m = 1e-7 cm: the solver's 1e-10
+    of the mechanism's size with margin; angles to 1e-6 deg)."""
+    pytest.importorskip("numba")
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    fast, how = _study(runner, tmp_path, "fast", _case_jobs(name))
+    monkeypatch.setenv("LINKCLI_STUDY_PATH", "per-variant")
+    ref, _ = _study(runner, tmp_path, "ref", _case_jobs(name))
+    assert how["evaluation"]["fast"] == 10, how["evaluation"]
+    assert len(fast) == len(ref) == 10
+    numeric = [k for k in ref[0] if "[" in k and "frames" not in k]
+    assert all(r[k] not in ("", "nan") for r in ref for k in numeric)  # every figure has a value
+    for a, b in zip(fast, ref, strict=True):
+        for key in b:
+            tol = {"[m]": 1e-9, "[cm]": 1e-7, "[deg]": 1e-6}.get(key[key.rfind("["):] if "[" in key else "", None)
+            if tol is not None and b[key] not in ("", "nan"):
+                assert math.isclose(float(a[key]), float(b[key]), rel_tol=0, abs_tol=tol), (key, a[key], b[key])
+            elif key.startswith("check ") or key in ("status", "message", "grashof", "variant") or "frames" in key:
+                assert a[key] == b[key], key

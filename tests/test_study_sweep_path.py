@@ -233,3 +233,27 @@ def test_fast_path_on_multi_loop_prismatic_and_non_si_mechanisms(runner, tmp_pat
                 assert math.isclose(float(a[key]), float(b[key]), rel_tol=0, abs_tol=tol), (key, a[key], b[key])
             elif key.startswith("check ") or key in ("status", "message", "grashof", "variant") or "frames" in key:
                 assert a[key] == b[key], key
+
+
+def test_variants_outside_joint_limits_take_the_per_variant_path(runner, tmp_path, monkeypatch):
+    """The four-bar with limits on the rocker pin that the nominal (O4 from -141.4 to -101.4 deg)
+    keeps: variants whose rocker swings past them are failed by the per-variant path (status
+    outside_limits rows), which the fast path hands them to; the others stay fast."""
+    pytest.importorskip("numba")
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    text = FOURBAR.read_text(encoding="utf-8").replace(
+        "O4: {type: revolute, parent: rocker.O4, child: ground.O4}",
+        "O4: {type: revolute, parent: rocker.O4, child: ground.O4, limits: [-141.8, -101.0]}")
+    mech = tmp_path / "limited.yaml"
+    mech.write_text(text, encoding="utf-8")
+    jobs = LIST_JOBS.replace(str(FOURBAR), str(mech)).replace(
+        '[3.5, long, 1.0, 3.51, "3520 mm", 3.6, 3.49, 3.5]', "[3.5, 3.4, 3.6, 3.5, 3.5, 3.5, 3.5, 3.5]").replace(
+        "[0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.605, .inf]", "[0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]")
+    fast, how = _study(runner, tmp_path, "fast", jobs)
+    monkeypatch.setenv("LINKCLI_STUDY_PATH", "per-variant")
+    ref, _ = _study(runner, tmp_path, "ref", jobs)
+    _same_rows(fast, ref)
+    assert "outside its limits" in ref[1]["message"] + ref[2]["message"]
+    assert how["evaluation"]["per_variant_reasons"].get("a joint left its limits", 0) >= 1
+    assert how["evaluation"]["fast"] >= 6

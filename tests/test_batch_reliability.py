@@ -286,7 +286,8 @@ def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(run_cl
     assert _rows_done(out / ".batch-journal.jsonl") >= 2
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
     assert r.exit_code == 0, r.output
-    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["jobs"][0]["study"]["variants"] == FROZEN_VARIANTS
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["jobs"][0]["study"]["variants"] == FROZEN_VARIANTS
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
 

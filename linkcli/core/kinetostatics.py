@@ -6,9 +6,10 @@ Newton-Euler equations of all bodies at one instant read
 
     M a + gyro = Q(x, v) - G(x)^T lambda
 
-with ``Q`` the applied generalized force (gravity, springs, dampers, constant loads: exactly
-:func:`linkcli.core.dynamics.forces.applied_forces`), ``G`` the Jacobian of all constraint rows
-(:func:`linkcli.core.dynamics.constraints.constraint_rows`) and ``lambda`` the multipliers. Along
+with ``Q`` the applied generalized force (gravity, springs, dampers, constant loads) and ``G``
+the Jacobian of all constraint rows, both evaluated by
+:func:`linkcli.core.dynamics.node_multipliers.rows_and_forces` (the evaluation behind
+``simulate``'s reactions), and ``lambda`` the multipliers. Along
 a kinematic sweep the motion (positions, velocities, accelerations) is known, so ``lambda`` is
 the solution of one linear system per point, ``G^T lambda = Q - M a - gyro``, solved for all
 points at once. Each actuated input is a motion-driver row (the driving torque/force is minus
@@ -38,11 +39,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .dynamics.bodies import inertial_properties
-from .dynamics.constraints import constraint_rows, matrix_rank, row_scaling
-from .dynamics.forces import applied_forces, damper_coordinates
-from .dynamics.kinematics import joint_geometry
+from .dynamics.constraints import matrix_rank, row_scaling
 from .dynamics.layout import N_GEOMETRY, R_DRIVER
 from .dynamics.model import build_model
+from .dynamics.node_multipliers import rows_and_forces
 from .dynamics.outputs import sample_outputs
 from .dynamics.structs import as_kernel
 from .forward import tree_kinematics
@@ -155,26 +155,16 @@ def _inertia_terms(model, bm: BodyMotion) -> tuple[np.ndarray, np.ndarray]:
 @maybe_njit
 def _rows_and_loads(m, pos, rot, q, v, drv, G, Q):
     """Per point ``p``: Jacobian ``G[p]`` (n_rows, n) of all constraint rows and applied force
-    ``Q[p]`` (n,): gravity, springs, constant loads (dynamics.forces.applied_forces) and dampers
-    ``-c (grad s . v) grad s`` at the generalized velocity ``v[p]``."""
+    ``Q[p]`` (n,): gravity, springs, constant loads and dampers at the generalized velocity
+    ``v[p]`` (dynamics.node_multipliers.rows_and_forces, the same evaluation as simulate's
+    reactions)."""
     n_rows, n_e, n = m.row_index.shape[0], m.damper_index.shape[0], Q.shape[1]
     rows = np.arange(n_rows)
     g = np.zeros(n_rows)
     JW = np.zeros((m.joint_index.shape[0], N_GEOMETRY, 3))
     s, D = np.zeros(n_e), np.zeros((n_e, n))
     for p in range(pos.shape[0]):
-        joint_geometry(m, pos[p], rot[p], JW)
-        constraint_rows(m, rows, n_rows, rot[p], JW, drv[p], g, G[p])
-        applied_forces(m, pos[p], rot[p], JW, q[p], drv[p], Q[p])
-        if n_e:
-            damper_coordinates(m, pos[p], rot[p], JW, s, D)
-            for e in range(n_e):
-                rate = 0.0
-                for i in range(n):
-                    rate += D[e, i] * v[p, i]
-                c = m.damper_coefficient[e] * rate
-                for i in range(n):
-                    Q[p, i] -= c * D[e, i]
+        rows_and_forces(m, pos[p], rot[p], q[p], v[p], drv[p], JW, g, G[p], Q[p], s, D, rows)
 
 
 @dataclass(frozen=True, eq=False)

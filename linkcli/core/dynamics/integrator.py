@@ -320,15 +320,22 @@ def _damper_block(m, D, D1, B, pos, kl):
                         _band_add(B, pos, kl, i, j, c * D[e, i] * D1[e, j])
 
 
+@maybe_njit(inline=True)
+def _row_body(m, row, side):
+    """Body (-1: the base) on side 0 (parent) or 1 (child) of constraint row ``row``: the only
+    bodies whose components of the row are nonzero."""
+    j = m.row_index[row, R_JOINT]
+    return m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
+
+
 @maybe_njit
 def _rows_block(m, rows, B, pos, kl, n, nrow, GT, GB):
     """Constraint blocks of the band matrix: column ``n + r`` holds ``GT[r]``, row ``n + r``
     holds ``GB[r]`` (only the components of the two bodies of row ``rows[r]``)."""
     nd = 3 if m.planar else 6
     for r in range(nrow):
-        j = m.row_index[rows[r], R_JOINT]
         for side in range(2):
-            body = m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
+            body = _row_body(m, rows[r], side)
             if body < 0:
                 continue
             for i in range(nd * body, nd * body + nd):
@@ -345,9 +352,8 @@ def _rows_transpose_times(m, w, G, x, nrow, out):
     for i in range(out.shape[0]):
         out[i] = 0.0
     for r in range(nrow):
-        j = m.row_index[rows[r], R_JOINT]
         for side in range(2):
-            body = m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
+            body = _row_body(m, rows[r], side)
             if body < 0:
                 continue
             for i in range(nd * body, nd * body + nd):
@@ -540,9 +546,8 @@ def _copy_row_blocks(m, w, dst, src):
     nd = 3 if m.planar else 6
     rows = w.rows
     for r in range(dst.shape[0]):
-        j = m.row_index[rows[r], R_JOINT]
         for side in range(2):
-            body = m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
+            body = _row_body(m, rows[r], side)
             if body >= 0:
                 for i in range(nd * body, nd * body + nd):
                     dst[r, i] = src[r, i]

@@ -1,4 +1,5 @@
-"""Column and row indices of the packed kernel arrays (see :mod:`.model` for the arrays)."""
+"""Column and row indices of the packed kernel arrays; the arrays, their units and which constants
+index their columns are declared in :mod:`.records` (tests/test_dynamics_records.py checks both agree)."""
 
 # joints: joint_index (n_j, 5) int
 J_TYPE, J_PARENT_BODY, J_CHILD_BODY, J_Q_START, J_Q_COUNT = range(5)

@@ -2,48 +2,9 @@
 
 Built once per simulation by :func:`build_model`. A ``DynModel`` (:mod:`.structs`) is a
 namedtuple of writable, contiguous float64/int64 arrays (numba compiles one specialisation for
-every mechanism), packed by entity with named column/row indices (:mod:`.layout`). Body index
--1 is the base. With ``n_b`` bodies the generalized velocity has ``n = nd * n_b`` entries,
-``nd`` = 3 planar ``(v_x, v_y, w_z)`` / 6 spatial ``(v, w)``; world frame, CG velocities.
-
-====================  ===============  ========================================================
-field                 shape            content (SI)
-====================  ===============  ========================================================
-planar                int              1 planar, 0 spatial
-body_mass             (n_b,)           kg
-body_inertia          (n_b, 3, 3)      kg m^2 about the CG, link axes (planar: Izz only)
-coordinate_scale      (n,)             1 (translations) or 1/length (rotations) per generalized
-                                       coordinate
-gravity               (3,)             m/s^2
-joint_index           (n_j, 5)         J_TYPE, J_PARENT_BODY, J_CHILD_BODY (bodies),
-                                       J_Q_START, J_Q_COUNT (variables)
-joint_vectors         (n_j, 6, 3)      J_PARENT_ORIGIN, J_CHILD_ORIGIN joint-frame origins
-                                       relative to the CG in body axes (world for the base);
-                                       J_PARENT_AXIS, J_PARENT_NORMAL1, J_PARENT_NORMAL2 the
-                                       joint axis and two perpendiculars (right-handed) in
-                                       parent body axes; J_CHILD_NORMAL1 the first
-                                       perpendicular in child body axes
-joint_rotations       (n_j, 2, 3, 3)   joint-frame rotations in parent / child body axes
-q_axis                (n_q, 3)         variable axes (joint frame)
-q_is_rotation         (n_q,)           1 rotation, 0 translation
-row_index             (n_r, 3)         constraint rows, see :mod:`.constraints`
-row_vectors           (n_r, 2, 3)      constraint rows' vectors (u, w)
-axial_bodies          (n_a, 2)         axial elements: bodies (a, b)
-axial_points          (n_a, 2, 3)      axial elements: points relative to the CG (body axes)
-axial_parameters      (n_a, 3)         K_STIFFNESS N/m, K_FREE_POSITION m, K_DAMPING N s/m
-torsional_index       (n_t, 2)         torsional elements: (joint, variable)
-torsional_parameters  (n_t, 3)         K_STIFFNESS N m/rad, K_FREE_POSITION rad,
-                                       K_DAMPING N m s/rad
-load_body             (n_l,)           constant loads: body
-load_vectors          (n_l, 3, 3)      L_POINT rel. CG body axes, L_FORCE N, L_TORQUE N m
-                                       world
-torque_driver_index   (n_d, 4)         torque drivers: D_JOINT, D_VARIABLE, D_DRIVER (profile
-                                       column), D_IS_ROTATION
-damper_index          (n_e, 2)         dampers: E_KIND (AXIAL/TORSIONAL), E_ELEMENT
-damper_coefficient    (n_e,)           dampers: damping (N s/m or N m s/rad)
-mechanism_size        float            m, size of the mechanism (loop_closure.mechanism_size)
-force_scale           float            N, force typical of the loads (weights, springs, loads)
-====================  ===============  ========================================================
+every mechanism), packed by entity with named column/row indices (:mod:`.layout`). Every field
+(dtype, shape, unit, frame, meaning) is declared once in :mod:`.records` (``MODEL_FIELDS``);
+``help(DynModel)`` lists them.
 """
 
 from __future__ import annotations

@@ -51,8 +51,6 @@ from .structs import as_kernel
 
 SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 
-SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
-
 
 @maybe_njit(inline=True)
 def _omega(body, omg):
@@ -104,25 +102,50 @@ def _row_curvature(m, i, rot, vel, omg, JW):
 
 
 @maybe_njit
+def rows_and_forces(m, pos, rot, q, v, drv, JW, g, G, Q, s, D, rows):
+    """At one state: the joint geometry ``JW`` (:func:`.kinematics.joint_geometry`), the
+    constraint rows ``rows`` (values ``g``, Jacobian ``G``, :func:`.constraints.constraint_rows`)
+    and the applied generalized force ``Q`` (n,) (N, N m, world): gravity, springs, constant
+    loads, torque drivers (:func:`.forces.applied_forces`) and the dampers' ``-c (grad s . v)
+    grad s`` at the generalized velocity ``v`` (n,) (coordinates ``s`` and gradients ``D`` of
+    :func:`.forces.damper_coordinates` as scratch). ``pos``, ``rot`` body poses, ``q`` joint
+    variables, ``drv`` driver values. Shared by the multipliers of saved states (below) and by
+    kinetostatics (linkcli.core.kinetostatics)."""
+    joint_geometry(m, pos, rot, JW)
+    constraint_rows(m, rows, rows.shape[0], rot, JW, drv, g, G)
+    applied_forces(m, pos, rot, JW, q, drv, Q)
+    n_e, n = m.damper_index.shape[0], Q.shape[0]
+    if n_e:
+        damper_coordinates(m, pos, rot, JW, s, D)
+        for e in range(n_e):
+            rate = 0.0
+            for i in range(n):
+                rate += D[e, i] * v[i]
+            c = m.damper_coefficient[e] * rate
+            for i in range(n):
+                Q[i] -= c * D[e, i]
+
+
+@maybe_njit
 def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S, v, rows):
     """Saddle-point matrix ``K`` (N, N) and right-hand side ``rhs`` (N,) of one state (all
     constraint rows; see the module doc); the other arguments after ``rhs`` are scratch."""
-    nb, n_rows, n_e = m.body_mass.shape[0], m.row_index.shape[0], m.damper_index.shape[0]
+    nb, n_rows = m.body_mass.shape[0], m.row_index.shape[0]
     nd = 3 if m.planar else 6
     n = nd * nb
     for i in range(K.shape[0]):
         for j in range(K.shape[1]):
             K[i, j] = 0.0
-    joint_geometry(m, pos, rot, JW)
-    constraint_rows(m, rows, n_rows, rot, JW, drv, g, G)
-    applied_forces(m, pos, rot, JW, q, drv, Q)
     for b in range(nb):
-        mass_block(m, b, rot, K, nd * b, 1.0, S)
         if m.planar:
             v[3 * b], v[3 * b + 1], v[3 * b + 2] = vel[b, 0], vel[b, 1], omg[b, 2]
         else:
             for c in range(3):
                 v[6 * b + c], v[6 * b + 3 + c] = vel[b, c], omg[b, c]
+    rows_and_forces(m, pos, rot, q, v, drv, JW, g, G, Q, sd, D, rows)
+    for b in range(nb):
+        mass_block(m, b, rot, K, nd * b, 1.0, S)
+        if not m.planar:
             w = (omg[b, 0], omg[b, 1], omg[b, 2])
             Jw = (S[0, 0] * w[0] + S[0, 1] * w[1] + S[0, 2] * w[2],
                   S[1, 0] * w[0] + S[1, 1] * w[1] + S[1, 2] * w[2],
@@ -130,14 +153,6 @@ def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S
             gyro = cross(w, Jw)
             for c in range(3):
                 Q[6 * b + 3 + c] -= gyro[c]
-    if n_e:
-        damper_coordinates(m, pos, rot, JW, sd, D)
-        for e in range(n_e):
-            rate = 0.0
-            for i in range(n):
-                rate += D[e, i] * v[i]
-            for i in range(n):
-                Q[i] -= m.damper_coefficient[e] * rate * D[e, i]
     for i in range(n):
         rhs[i] = Q[i]
     for r in range(n_rows):

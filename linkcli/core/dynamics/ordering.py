@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from .layout import AXIAL, E_INDEX, E_KIND, J_PA, J_PB, R_JOINT
+from .layout import AXIAL, E_ELEMENT, E_KIND, J_CHILD_BODY, J_PARENT_BODY, R_JOINT
 
 
 def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
@@ -18,7 +18,7 @@ def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
     body velocity components ``0 .. n-1`` then every constraint row of the model ``n + row``.
     A body's components are coupled with each other (mass block), with the rows of its joints
     and, through a damper, with the components of the other body of the damper."""
-    nb, nd = m.b_mass.shape[0], (3 if m.planar else 6)
+    nb, nd = m.body_mass.shape[0], (3 if m.planar else 6)
     n = nd * nb
     dofs = lambda b: range(nd * b, nd * b + nd) if b >= 0 else range(0)  # noqa: E731  (ground: none)
     ii: list[int] = []
@@ -32,18 +32,19 @@ def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
 
     for b in range(nb):
         clique(list(dofs(b)))
-    for i_row in range(m.ri.shape[0]):
-        j = m.ri[i_row, R_JOINT]
-        for body in (m.ji[j, J_PA], m.ji[j, J_PB]):
+    for i_row in range(m.row_index.shape[0]):
+        j = m.row_index[i_row, R_JOINT]
+        for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
             for d in dofs(body):
                 ii += [n + i_row, d]
                 jj += [d, n + i_row]
         ii.append(n + i_row)  # the (zero) diagonal: every unknown is a node of the graph
         jj.append(n + i_row)
-    for e in range(m.ei.shape[0]):
-        i = m.ei[e, E_INDEX]
-        pair = (m.ai[i, 0], m.ai[i, 1]) if m.ei[e, E_KIND] == AXIAL else (m.ji[m.ti[i, 0], J_PA],
-                                                                          m.ji[m.ti[i, 0], J_PB])
+    for e in range(m.damper_index.shape[0]):
+        i = m.damper_index[e, E_ELEMENT]
+        pair = ((m.axial_bodies[i, 0], m.axial_bodies[i, 1]) if m.damper_index[e, E_KIND] == AXIAL
+                else (m.joint_index[m.torsional_index[i, 0], J_PARENT_BODY],
+                      m.joint_index[m.torsional_index[i, 0], J_CHILD_BODY]))
         clique([d for body in pair for d in dofs(body)])
     return np.array(ii, dtype=np.int64), np.array(jj, dtype=np.int64)
 
@@ -54,7 +55,7 @@ def kkt_order(m) -> tuple[np.ndarray, int]:
     chain of loops the bandwidth does not grow with the number of bodies, so the banded LU of
     the step costs O(N). Any subset of the rows, kept in this relative order, has a bandwidth no
     larger (removing unknowns only brings the others closer)."""
-    N = m.c_scale.shape[0] + m.ri.shape[0]
+    N = m.coordinate_scale.shape[0] + m.row_index.shape[0]
     ii, jj = kkt_pattern(m)
     if N == 0:
         return np.zeros(0, dtype=np.int64), 0

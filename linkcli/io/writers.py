@@ -43,10 +43,10 @@ import numpy as np
 from linkcli.errors import LinkcliError, visible_json
 from linkcli.results import Column, ResultTable, TableStream, json_safe
 
-FORMATS = ("csv", "json", "npz")
-EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz"}
+FORMATS = ("csv", "json", "npz", "parquet")
+EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz", ".parquet": "parquet"}
 #: formats that are files only (binary): not printable on stdout
-BINARY_FORMATS = ("npz",)
+BINARY_FORMATS = ("npz", "parquet")
 JSON_FORMAT_ID = "linkcli.table/1"
 NPZ_FORMAT_ID = "linkcli.table-npz/1"
 NPZ_META_KEY = "__linkcli_table__"
@@ -70,7 +70,8 @@ def format_for(path: str | os.PathLike, format: str | None = None) -> str:
     if ext not in EXTENSIONS:
         shown = f"'{ext}'" if ext else "no extension"
         raise OutputError(f"cannot tell the output format of '{os.fspath(path)}' ({shown}); "
-                          f"name the file .csv or .json (.npz: binary, for large runs), or give --format csv|json")
+                          "name the file .csv or .json (.npz or .parquet: binary, for large runs), "
+                          "or give --format csv|json")
     return EXTENSIONS[ext]
 
 
@@ -93,6 +94,11 @@ def write_table(table: ResultTable | TableStream, path: str | os.PathLike, forma
                 _write_npz_stream(table, fh, scratch_dir=os.path.dirname(tmp))
             else:
                 _write_npz(table, fh)
+        return fmt
+    if fmt == "parquet":
+        pq = _pyarrow_parquet(path)
+        with atomic_path(path, ".parquet") as tmp:
+            _write_parquet(table, tmp, pq)
         return fmt
     atomic_write(path, lambda fh: dump_table(table, fh, fmt))
     return fmt
@@ -384,6 +390,79 @@ def _copy_bytes(src: IO[bytes], dst: IO[bytes], size: int) -> None:
         size -= len(chunk)
 
 
+# -- Parquet (binary, for large runs; needs pyarrow: the `parquet` extra) -------------------------------
+# One column per table column, named by its header; float64 (NaN kept as NaN, not null), int64,
+# bool, string. Units: each field's metadata holds entity, quantity and unit; the table metadata
+# (as in JSON) is JSON under the schema key ``linkcli`` (the key batch study tables use) and the
+# .npz-style description (format id, n_rows, columns) under ``linkcli.table``. A TableStream is
+# written one row group per block (pyarrow's ParquetWriter), so only a block is in memory.
+PARQUET_META_KEY = b"linkcli"
+PARQUET_TABLE_KEY = b"linkcli.table"
+
+
+def _pyarrow_parquet(path):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise OutputError(f"cannot write '{os.fspath(path)}': Parquet needs pyarrow: pip install 'linkcli[parquet]' "
+                          "(or write .npz, numpy's binary format)") from None
+    return pq
+
+
+def _write_parquet(table: ResultTable | TableStream, path: str, pq) -> None:
+    import pyarrow as pa
+
+    writer = None
+    try:
+        for block in (table.blocks() if isinstance(table, TableStream) else [table]):
+            if writer is None:
+                descr = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit,
+                          "type": c.kind} for c in block.columns]
+                fields = [pa.field(c.header, _ARROW_TYPES[c.kind](pa),
+                                   metadata={"entity": c.entity, "quantity": c.quantity, "unit": c.unit})
+                          for c in block.columns]
+                meta = {PARQUET_META_KEY: json.dumps(json_safe(table.metadata), allow_nan=False).encode(),
+                        PARQUET_TABLE_KEY: json.dumps({"format": PARQUET_FORMAT_ID, "n_rows": table.n,
+                                                       "columns": descr}).encode()}
+                schema = pa.schema(fields, metadata=meta)
+                writer = pq.ParquetWriter(path, schema)
+            arrays = [pa.array(c.values, type=f.type) for c, f in zip(block.columns, schema, strict=True)]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+        if writer is None:  # no block: an empty table without columns
+            writer = pq.ParquetWriter(path, pa.schema([], metadata={PARQUET_META_KEY: json.dumps(
+                json_safe(table.metadata), allow_nan=False).encode()}))
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+PARQUET_FORMAT_ID = "linkcli.table-parquet/1"
+_ARROW_TYPES = {"float": lambda pa: pa.float64(), "int": lambda pa: pa.int64(), "bool": lambda pa: pa.bool_(),
+                "str": lambda pa: pa.string()}
+
+
+def read_table_parquet(path: str | os.PathLike) -> ResultTable:
+    """Read a table written by :func:`write_table` as ``.parquet`` (needs pyarrow)."""
+    pq = _pyarrow_parquet(path)
+    data = pq.read_table(path)
+    meta = data.schema.metadata or {}
+    table = ResultTable(data.num_rows, metadata=json.loads(meta.get(PARQUET_META_KEY, b"{}")))
+    for name, field in zip(data.column_names, data.schema, strict=True):
+        fm = field.metadata or {}
+        values = data.column(name).to_numpy(zero_copy_only=False)
+        if _is_arrow_string(field.type):
+            values = np.asarray(values.tolist(), dtype=str) if len(values) else np.zeros(0, dtype="<U1")
+        table.add(fm.get(b"entity", b"").decode(), fm.get(b"quantity", name.encode()).decode(),
+                  fm.get(b"unit", b"").decode(), values)
+    return table
+
+
+def _is_arrow_string(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
 def read_table_npz(path: str | os.PathLike) -> ResultTable:
     """Read a table written by :func:`write_table` as ``.npz``."""
     with np.load(path, allow_pickle=False) as data:
@@ -421,4 +500,5 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
 
 
 __all__ = ["OutputError", "atomic_path", "is_special_file", "FORMATS", "format_for", "write_table", "dump_table",
-           "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "BINARY_FORMATS"]
+           "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "read_table_parquet",
+           "BINARY_FORMATS"]

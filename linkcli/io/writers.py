@@ -360,7 +360,7 @@ def _write_npz_stream(table: TableStream, fh: IO[bytes], scratch_dir: str | None
             for p, c in zip(pieces, block.columns, strict=True):
                 values = np.ascontiguousarray(c.values)
                 p.append((scratch.tell(), len(values), values.dtype))
-                scratch.write(values.view(np.uint8))
+                scratch.write(values.tobytes())  # tobytes: a copy of one block's column, typed as bytes
         dtypes = []
         for c, p in zip(columns, pieces, strict=True):
             dtype = np.result_type(*(d for _, _, d in p)) if p else c.values.dtype

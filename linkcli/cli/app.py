@@ -92,6 +92,9 @@ COMMAND_SUMMARIES: dict[str, tuple[str, str]] = {
                        "Example: linkcli animate mechanisms/fourbar.yaml --sweep crank_pin=0:360:5 -o fourbar.gif"),
     "batch": ("short_help", "Run job files or many mechanism files in parallel (checks, studies, Dask); "
                             "summary.json and JUnit."),
+    "compile": ("doc", "Compile the numba kernels into the on-disk cache now and report the CPU time. Useful when "
+                       "building an image or a CI cache; later runs then start compiled at once. Exits 1 when "
+                       "kernels cannot be compiled here (no numba, or LINKCLI_JIT=never)."),
 }
 
 

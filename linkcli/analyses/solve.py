@@ -9,6 +9,7 @@ per-loop residual and the condition number of the passive partition.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -434,7 +435,7 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
     """Metadata of a four-bar loop: joints, lengths (file units), Grashof class, the analytic
     input range (angle of the input link from the ground line, file units; None when the input
     turns fully) and, for each located end of range, the analytic limit it was checked against."""
-    rec = {"joints": [mech.joint_names[j] for j in loop.joints],
+    rec: dict[str, Any] = {"joints": [mech.joint_names[j] for j in loop.joints],
            "lengths": [v / mech.length_scale for v in loop.lengths],
            "grashof": grashof_class(*loop.lengths)}
     rng = input_range(loop)

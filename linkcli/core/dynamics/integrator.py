@@ -39,6 +39,20 @@ which handles the zero diagonal blocks); a constraint row is touched only on its
 a chain of loops the bandwidth is constant, so a step costs O(N) (dense LU: O(N^3)). A step
 that fails or turns a body by more than ``MAX_STEP_ROTATION`` is reported to the caller, which
 refines it (:mod:`.runner`).
+
+Branch check (free, from the Newton factorisation): the step matrix
+``N = [[A, G_k^T], [G_{k+1}, 0]]`` pairs the constraint Jacobians at both ends of the step, and
+``det N = det A det(-G_{k+1} A^-1 G_k^T)``. At ``G_{k+1} = G_k`` (A positive on the tangent
+space, rows independent) its sign is ``(-1)^rows``; by Cauchy-Binet ``det(G_{k+1} A^-1
+G_k^T) det A = det(T_k^T A T_{k+1})`` with ``T`` the null-space basis of ``G`` oriented by its
+cofactors (the Hodge dual of the rows), which varies continuously with the configuration and
+vanishes only where the rows lose rank. So ``orientation = (-1)^rows sign det N < 0`` means the
+orientation of the constraint Jacobian flipped within the step: the step jumped to another
+assembly branch, or passed a singular position (rank loss: a toggle, the aligned position of a
+parallelogram). With every joint variable driven (no free motion, ``G`` square) it is the sign
+change of ``det G``, the assembly-branch indicator of the kinematic sweeps. A step that flips
+is reported (``BRANCH``) and refined by the caller, which accepts a flip only as a continuous
+passage seen consistently at two substep sizes (:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -54,12 +68,12 @@ from .forces import applied_forces, damper_coordinates, damper_increment, load_w
 from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
 from .layout import D_DRIVER, D_Q, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
-from .linalg import band_lu_factor, band_lu_solve, copy1, copy2, copy3, reorthonormalize, rotate_world, rotation_z
+from .linalg import band_lu_det_sign, band_lu_factor, band_lu_solve, copy1, copy2, copy3, reorthonormalize, rotate_world, rotation_z
 from .ordering import kkt_order, kkt_pattern
 from .structs import Work
 
-OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE = 0, 1, 2, 3, 4
-STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged")
+OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE, BRANCH = 0, 1, 2, 3, 4, 5
+STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged", "diverged")
 # A step that turns a body by more than this (rad) is rejected and refined: at omega h = 0.5 the
 # Stoermer-Verlet phase error is already ~ (omega h)^2 / 24 = 1 % per step, and a Newton
 # iteration that lands on another root of the step equations (another assembly branch, a rod
@@ -268,14 +282,19 @@ def _update_ratio(m, w, h, nrow, tol):
 @maybe_njit
 def _newton_solve(m, w, h, nrow):
     """Solve the Newton system of step 1 for (position increment, nu increment) into
-    ``w.rhs`` (banded LU of the whole matrix). Returns False when the matrix is singular."""
+    ``w.rhs`` (banded LU of the whole matrix, see :func:`_newton_matrix` for its scaling).
+    Returns False when the matrix is singular."""
     n = w.r.shape[0]
     for i in range(n):
-        w.rhs[i] = -w.r[i]
+        w.rhs[i] = -h * w.r[i]
     _newton_matrix(m, w, h, nrow)
     for r in range(nrow):
         w.rhs[n + r] = -w.g1[r]
-    return _band_solve(w, n + nrow)
+    if not _band_solve(w, n + nrow):
+        return False
+    for r in range(nrow):
+        w.rhs[n + r] /= h
+    return True
 
 
 @maybe_njit
@@ -283,36 +302,40 @@ def _newton_matrix(m, w, h, nrow):
     """Band storage ``w.B`` of the Jacobian of (step-1 residual, constraints) by (position
     increment, nu): ``[[A, G_k^T], [G(q_{k+1}), 0]]`` with ``A`` the mass blocks over h (spatial
     rotations: the discrete-momentum Jacobian) plus the damper terms
-    ``c/2 grad s_k grad s_{k+1}^T``."""
+    ``c/2 grad s_k grad s_{k+1}^T``, stored as ``[[h A, G_k^T], [G(q_{k+1}), 0]]`` (momentum
+    rows times h, unknowns ``(dq, h dnu)``): the mass blocks are then the masses themselves,
+    as in the velocity step, and the singular-pivot test (pivot relative to the largest entry)
+    does not depend on the step size (with ``A = M / h`` a substep h / 64 near a singular
+    position looked 4096 times more singular than the step)."""
     n = w.r.shape[0]
     B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
     _clear_band(B, n + nrow, kl)
     for b in range(m.b_mass.shape[0]):
         if m.planar:
-            _band_add(B, pos, kl, 3 * b, 3 * b, m.b_mass[b] / h)
-            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b] / h)
-            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2] / h)
+            _band_add(B, pos, kl, 3 * b, 3 * b, m.b_mass[b])
+            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.b_mass[b])
+            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.b_inertia[b, 2, 2])
         else:
             for i in range(3):
-                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.b_mass[b] / h)
+                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.b_mass[b])
             S = w.S
             discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
             for i in range(3):
                 for j in range(3):
-                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[2, i, j])
+                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, h * S[2, i, j])
     if m.ei.shape[0]:
-        _damper_block(m, w.D, w.D1, B, pos, kl)
+        _damper_block(m, w.D, w.D1, B, pos, kl, h)
     _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G, w.G1)
 
 
 @maybe_njit
-def _damper_block(m, D, D1, B, pos, kl):
-    """``B += c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at both
-    ends of the step; nonzero only on the components of the damper's two bodies, inside the band
-    by construction of the ordering)."""
+def _damper_block(m, D, D1, B, pos, kl, factor):
+    """``B += factor c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at
+    both ends of the step; nonzero only on the components of the damper's two bodies, inside
+    the band by construction of the ordering)."""
     n = D.shape[1]
     for e in range(m.ei.shape[0]):
-        c = 0.5 * m.ec[e]
+        c = 0.5 * factor * m.ec[e]
         for i in range(n):
             if D[e, i] != 0.0:
                 for j in range(n):
@@ -418,28 +441,33 @@ def position_step(m, w, nrow, h, drv1, tol, max_iter):
     the initial guess on entry, ``drv1`` the prescribed driver values at ``t_{k+1}``. At least
     one Newton iteration; converged when the scaled residuals of :func:`_residual` and the
     scaled update of :func:`_update_ratio` are at most 1. Returns ``(status, iterations,
-    ratio)``, ratio the largest scaled residual (how many times the tolerance)."""
+    ratio, orientation)``, ratio the largest scaled residual (how many times the tolerance),
+    orientation +1 or -1 from the last Newton matrix (see the module doc: -1 when the
+    constraint Jacobian's orientation flipped between the ends of the step; valid for h > 0)."""
     momentum(m, w.rot, w.vel, w.omg, w.P, w.S[0])
     for i in range(w.P.shape[0]):
         w.P[i] += 0.5 * h * w.Qf[i]
     _predict(m, w, h)
     evaluate_trial(m, w, nrow, drv1)
     ratio = 0.0
+    n = w.r.shape[0]
+    orientation = 0
     for it in range(1, max_iter + 1):
         _residual(m, w, h, nrow, tol)  # w.r at the iterate (the ratios are checked after the update)
         if not _newton_solve(m, w, h, nrow):
-            return SINGULAR, it, ratio
+            return SINGULAR, it, ratio, 0
+        orientation = band_lu_det_sign(w.B, n + nrow, w.band[0], w.piv) * (1 - 2 * (nrow % 2))
         upd = _update_ratio(m, w, h, nrow, tol)
         _apply_increment(m, w, nrow)
         evaluate_trial(m, w, nrow, drv1)
         rp, rg = _residual(m, w, h, nrow, tol)
         ratio = max(rp, rg)
         if not (math.isfinite(ratio) and math.isfinite(upd)):
-            return NOT_FINITE, it, ratio
+            return NOT_FINITE, it, ratio, orientation
         if ratio <= 1.0 and upd <= 1.0:
-            return OK, it, ratio
+            return OK, it, ratio, orientation
         ratio = max(ratio, upd)
-    return DIVERGED, max_iter, ratio
+    return DIVERGED, max_iter, ratio, orientation
 
 
 # --- step 2: velocities ---------------------------------------------------------------------------
@@ -565,25 +593,29 @@ def _commit(m, w):
 
 
 @maybe_njit
-def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc):
+def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
     """One step ``t_k -> t_{k+1}``; ``drv0``, ``drv1`` (n_drivers,) are the driver values
     (prescribed motion, or torque/force) at both times, ``rate1`` the motion rates at
     ``t_{k+1}``. On success commits the new state and adds the step's work to ``acc`` =
-    (dampers, drivers, loads) J. Returns ``(status, iterations, error)``; the multipliers are
-    ``2 nu / h`` (at q_k) and ``2 nu2 / h`` (at q_{k+1})."""
-    status, it, err = position_step(m, w, nrow, h, drv1, tol, max_iter)
+    (dampers, drivers, loads) J. A step whose constraint Jacobian flips orientation (module
+    doc) is rejected (``BRANCH``, nothing committed) unless ``allow_flip``. Returns ``(status,
+    iterations, error, orientation)``; the multipliers are ``2 nu / h`` (at q_k) and ``2 nu2 /
+    h`` (at q_{k+1})."""
+    status, it, err, orientation = position_step(m, w, nrow, h, drv1, tol, max_iter)
     if status != OK:
-        return status, it, err
+        return status, it, err, orientation
     if largest_rotation(m, w) > MAX_STEP_ROTATION:
-        return IMPLAUSIBLE, it, err
+        return IMPLAUSIBLE, it, err, orientation
+    if orientation < 0 and not allow_flip:
+        return BRANCH, it, err, orientation
     _half_momentum(m, w, nrow)
     joint_variables(m, w.pos1, w.rot1, w.JW1, w.q, w.q1, w.S[0])
     applied_forces(m, w.pos1, w.rot1, w.JW1, w.q1, drv1, w.Qf1)
     if not velocity_step(m, w, nrow, h, rate1):
-        return SINGULAR, it, err
+        return SINGULAR, it, err, orientation
     _add_work(m, w, nrow, h, drv0, drv1, acc)
     _commit(m, w)
-    return OK, it, err
+    return OK, it, err, orientation
 
 
 @maybe_njit
@@ -641,7 +673,7 @@ def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row
             _save_state(w, out, row, acc)
         if k == n_steps:
             break
-        status, it, err = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc)
+        status, it, err, _ = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc, False)
         if status != OK:
             return status, k, err
         if it > stats[0]:

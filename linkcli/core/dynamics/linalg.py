@@ -309,3 +309,19 @@ def band_lu_solve(B, N, kl, piv, b):
         for j in range(k + 1, min(N - 1, k + 2 * kl) + 1):
             s -= B[k, j - k + kl] * b[j]
         b[k] = s / B[k, kl]
+
+
+@maybe_njit
+def band_lu_det_sign(B, N, kl, piv):
+    """Sign (-1, 0 or 1) of the determinant of the matrix factorised by :func:`band_lu_factor`
+    (product of the pivots' signs, one factor -1 per row interchange). O(N)."""
+    sign = 1
+    for k in range(N):
+        d = B[k, kl]
+        if d == 0.0:
+            return 0
+        if d < 0.0:
+            sign = -sign
+        if piv[k] != k:
+            sign = -sign
+    return sign

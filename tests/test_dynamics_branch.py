@@ -91,9 +91,10 @@ def test_a_step_onto_the_other_circuit_is_rejected_and_refined_and_the_run_match
     r = simulate(mech, q0, np.zeros(4), t_end=t_end, dt=dt)
     assert r.status == "ok", r.message
     assert r.refined_steps >= 1  # measured 2: near crank angles pi and 2 pi
-    # on the circuit (measured 3.4e-9 rad at its largest) at every row: the constraints hold to ~1e-10 m, which the near-aligned
-    # links amplify by 1 / sin(transmission angle) ~ 1 / sqrt(1e-5) into the angles: 1e-6 rad is
-    # 30x that margin and a million times below the other circuit's distance
+    # on the circuit at every row (measured 3.4e-9 rad at its largest): the constraints hold to
+    # ~1e-10 m, which the near-aligned links amplify by 1 / sin(transmission angle) ~ 1 /
+    # sqrt(1e-5) into the angles: 1e-6 rad is 30x that margin and a million times below the
+    # other circuit's distance
     assert _wrapped(r.q - truth).max() < 1e-6
 
 

@@ -265,8 +265,8 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
         return f"{where}: the state became infinite or NaN{link}{hint}; try a smaller dt"
     if status == it.BRANCH:
         body = f" on link '{detail}'" if detail else ""
-        return (f"{where}: the orientation of the constraint Jacobian flips in the substep at t = {t_fail:.6g} s (a jump "
-                f"to another assembly branch, or a singular position passed) and the substeps do not show one "
+        return (f"{where}: the orientation of the constraint Jacobian flips in the substep at t = {t_fail:.6g} s "
+                f"(a jump to another assembly branch, or a singular position passed) and the substeps do not show one "
                 f"continuous passage: two substep sizes end {err:.3g} times the step's motion apart{body} (at most "
                 f"{PASSAGE_CONSISTENCY} accepted); the rows up to t = {t_node:.6g} s are kept; try a smaller dt")
     if status == it.IMPLAUSIBLE:

@@ -28,6 +28,11 @@ _WORK_SPEC = dict(rows=("i", 1), pos=("f", 2), rot=("f", 3), ang=("f", 1), vel=(
                   g1=("f", 1), s1=("f", 1), D1=("f", 2), P=("f", 1), r=("f", 1), nu=("f", 1), nu2=("f", 1),
                   B=("f", 2), piv=("i", 1), rhs=("f", 1), xb=("f", 1), S=("f", 3), y=("f", 1),
                   acc=("f", 1), order=("i", 1), kkt_pos=("i", 1), band=("i", 1))
+# block elimination of the step solves (integrator._assemble_reduced): mask of the eliminated
+# components, inverses of their mass blocks, A^-1 G^T of the active rows on them, A^-1 a, and
+# the active rows touching each body (CSR: start per body, row list)
+_WORK_SPEC.update(eliminated=("i", 1), inverse_blocks=("f", 3), eliminated_rows=("f", 2), eliminated_rhs=("f", 1),
+                  body_row_start=("i", 1), body_row_list=("i", 1))
 
 DynModel = namedtuple("DynModel", tuple(_MODEL_SPEC))
 Work = namedtuple("Work", tuple(_WORK_SPEC))
@@ -81,6 +86,8 @@ if jit_enabled():
         s.G1, s.g1, s.s1, s.D1 = t.G1, t.g1, t.s1, t.D1
         s.P, s.r, s.nu, s.nu2, s.B, s.piv, s.rhs, s.S = t.P, t.r, t.nu, t.nu2, t.B, t.piv, t.rhs, t.S
         s.xb, s.y, s.acc, s.order, s.kkt_pos, s.band = t.xb, t.y, t.acc, t.order, t.kkt_pos, t.band
+        s.eliminated, s.inverse_blocks, s.eliminated_rows = t.eliminated, t.inverse_blocks, t.eliminated_rows
+        s.eliminated_rhs, s.body_row_start, s.body_row_list = t.eliminated_rhs, t.body_row_start, t.body_row_list
         return s
 
     _CONVERTERS = {DynModel: _model_struct, Work: _work_struct}

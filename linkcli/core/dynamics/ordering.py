@@ -34,8 +34,10 @@ def eliminable_components(m) -> np.ndarray:
     damped = set()
     for e in range(m.ei.shape[0]):
         i = m.ei[e, E_INDEX]
-        joint = m.ti[i, 0]
-        pair = (m.ai[i, 0], m.ai[i, 1]) if m.ei[e, E_KIND] == AXIAL else (m.ji[joint, J_PA], m.ji[joint, J_PB])
+        if m.ei[e, E_KIND] == AXIAL:
+            pair = (m.ai[i, 0], m.ai[i, 1])
+        else:
+            pair = (m.ji[m.ti[i, 0], J_PA], m.ji[m.ti[i, 0], J_PB])
         damped.update(int(b) for b in pair)
     L2 = m.length ** 2
     for b in range(nb):

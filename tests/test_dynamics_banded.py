@@ -118,17 +118,18 @@ def test_the_step_newton_solve_equals_a_dense_solve_of_the_same_system(name, ang
     # the dense step matrix, independently of the band assembly (no dampers in these models)
     A = np.zeros((n, n))
     nd = 3 if mech.planar else 6
-    for b in range(len(st.model.b_mass)):
+    for b in range(len(st.model.body_mass)):
         o = nd * b
         if mech.planar:
-            A[o:o + 3, o:o + 3] = np.diag([st.model.b_mass[b], st.model.b_mass[b], st.model.b_inertia[b, 2, 2]]) / h
+            mb = st.model.body_mass[b]
+            A[o:o + 3, o:o + 3] = np.diag([mb, mb, st.model.body_inertia[b, 2, 2]]) / h
         else:
-            A[o:o + 3, o:o + 3] = st.model.b_mass[b] / h * np.eye(3)
+            A[o:o + 3, o:o + 3] = st.model.body_mass[b] / h * np.eye(3)
             S = np.zeros((3, 3))
-            it.discrete_momentum_jacobian(st.model.b_inertia[b], w.rot[b], w.rot1[b], h, S, np.zeros((3, 3)),
+            it.discrete_momentum_jacobian(st.model.body_inertia[b], w.rot[b], w.rot1[b], h, S, np.zeros((3, 3)),
                                           np.zeros((3, 3)))
             A[o + 3:o + 6, o + 3:o + 6] = S
-    assert (np.trace(st.model.b_inertia, axis1=1, axis2=2) == 0).any() == (name == "slider_crank_spatial.yaml")
+    assert (np.trace(st.model.body_inertia, axis1=1, axis2=2) == 0).any() == (name == "slider_crank_spatial.yaml")
     G, G1 = w.G[:nrow], w.G1[:nrow]
     K = np.block([[A, G.T], [G1, np.zeros((nrow, nrow))]])
     rhs = np.r_[-w.r, -w.g1[:nrow]]
@@ -153,9 +154,9 @@ def test_components_eliminated_by_their_mass_blocks():
     st, w, nrow = model("fourbar_w3.yaml", 60.0)
     assert eliminable_components(st.model).all() and w.band[1] == nrow == 8
     st, w, _ = model("slider_crank_spatial.yaml", 30.0)
-    flat = np.linalg.eigvalsh(st.model.b_inertia).min(axis=1) <= 0
+    flat = np.linalg.eigvalsh(st.model.body_inertia).min(axis=1) <= 0
     assert flat.any()
     mask = eliminable_components(st.model).reshape(-1, 6)
     assert (mask[:, :3] == 1).all() and (mask[flat, 3:] == 0).all() and (mask[~flat, 3:] == 1).all()
     st, w, _ = model("damped_shaft.yaml")
-    assert st.model.ei.shape[0] and not eliminable_components(st.model).any()
+    assert st.model.damper_index.shape[0] and not eliminable_components(st.model).any()

@@ -106,7 +106,7 @@ def test_constraint_row_gradients(name, overrides):
     mech = load(name, overrides)
     m, km = kernel_model(mech)
     pos, rot = random_state(mech)
-    n_rows, n = len(m.ri), len(m.c_scale)
+    n_rows, n = len(m.row_index), len(m.coordinate_scale)
     drv = np.array([0.3, 0.05])[:len(mech.driver_names)]
     rows = np.arange(n_rows)
 
@@ -126,7 +126,7 @@ def test_damper_coordinate_gradients(name):
     mech = load(name)
     m, km = kernel_model(mech)
     pos, rot = random_state(mech)
-    n_e, n = len(m.ec), len(m.c_scale)
+    n_e, n = len(m.damper_coefficient), len(m.coordinate_scale)
     assert n_e > 0
 
     def coords(p, R):
@@ -156,7 +156,7 @@ def test_applied_force_is_minus_the_potential_gradient(name):
     def energy(p, R):
         return np.array(potential_energy(km, p, R, joint_vars(p, R)))
 
-    Q = np.zeros(len(m.c_scale))
+    Q = np.zeros(len(m.coordinate_scale))
     applied_forces(km, pos, rot, geometry(mech, km, pos, rot), joint_vars(pos, rot), np.zeros(0), Q)
     dV = central_difference(energy, mech, pos, rot)
     assert np.allclose(Q, -dV, rtol=1e-6, atol=1e-6 * max(1.0, np.abs(Q).max()))

@@ -56,6 +56,18 @@ def evil_file(tmp_path, fourbar_text):
     return path
 
 
+@pytest.mark.parametrize("args", [["info"], ["fk", "--set", "crank_pin=30"]])
+def test_emoji_codes_in_names_are_printed_as_written(run_cli, tmp_path, fourbar_text, args):
+    """rich turned ':smile:' in a file's name into an emoji on the terminal tables."""
+    path = tmp_path / "emoji.yaml"
+    path.write_text(fourbar_text.replace("name: Crank-rocker four-bar", 'name: "a :smile: b :thumbs_up:"'),
+                    encoding="utf-8")
+    r = run_cli(args[0], path, *args[1:], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "a :smile: b :thumbs_up:" in r.stdout + r.stderr
+    assert "\U0001F604" not in r.stdout + r.stderr
+
+
 def test_unknown_key_with_escapes_is_shown_escaped(run_cli, tmp_path, fourbar_text):
     path = tmp_path / "m.yaml"
     path.write_text(fourbar_text + '"bad\\e[31mkey\\x9b": 1\n', encoding="utf-8")

@@ -57,6 +57,113 @@ def test_command_help_does_not_import_numerics(command):
     assert heavy == []
 
 
+# -- what each command imports (benchmarks/bench_startup.py measures what it costs) -------------------
+#: third-party packages no command below needs for the four-bar example (scipy: solve's default
+#: sweep is numpy continuation; numba: compiled kernels only for many points, studies, simulate;
+#: pint: only when a file writes a unit string; rich: only info's and the terminal's tables)
+NOT_NEEDED = ("scipy", "numba", "pint", "matplotlib", "dask", "distributed", "pyarrow", "jsonschema", "PIL")
+
+
+def modules_after(*argv: str) -> set[str]:
+    """Every module loaded by the end of ``linkcli *argv`` (in a fresh interpreter)."""
+    code = ("import sys\nfrom linkcli.cli.app import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print('\\n'.join(sys.modules), file=sys.stderr)")
+    proc = run_python("-c", code, *argv)
+    assert proc.returncode == 0, proc.stderr
+    return {line.strip() for line in proc.stderr.splitlines() if line.strip()}
+
+
+def packages(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def command_modules(modules: set[str]) -> set[str]:
+    return {m.rpartition(".")[2] for m in modules if m.startswith("linkcli.cli.commands.")}
+
+
+@pytest.mark.parametrize(("argv", "allowed_extra", "commands"), [
+    # validate compiles the mechanism (numpy) and checks actuation with info's helper
+    (["validate", "mechanisms/fourbar.yaml"], {"numpy"}, {"validate", "info"}),
+    (["validate", "--format", "json", "mechanisms/fourbar.yaml"], {"numpy"}, {"validate", "info"}),
+    (["info", "mechanisms/fourbar.yaml"], {"numpy", "rich"}, {"info"}),
+    (["solve", "mechanisms/fourbar.yaml", "-o", "{tmp}/x.csv"], {"numpy"}, {"solve"}),
+    (["solve", "mechanisms/fourbar.yaml", "-f", "csv"], {"numpy"}, {"solve"}),
+    (["schema"], set(), {"schema"}),
+])
+def test_commands_import_only_what_they_use(tmp_path, argv, allowed_extra, commands):
+    """A command imports its own command module (not the other ten) and none of the heavy
+    packages it does not use; the file's YAML and pydantic models always."""
+    loaded = modules_after(*[a.format(tmp=tmp_path) for a in argv])
+    heavy = {"numpy", "rich", *NOT_NEEDED}
+    assert packages(loaded) & heavy == allowed_extra
+    assert command_modules(loaded) == commands
+
+
+def test_help_imports_no_pydantic_and_command_help_builds_one_command():
+    assert packages(modules_after("--help")) & {"pydantic", "pydantic_core", "numpy", "rich", *NOT_NEEDED} == set()
+    assert command_modules(modules_after("fk", "--help")) == {"solve"}  # fk lives in commands/solve.py
+
+
+def test_every_command_is_found_through_its_module_name_or_an_alias():
+    """A command is looked up lazily through ``COMMAND_MODULES`` (command = module name) or
+    ``COMMAND_ALIASES`` (command -> module): each registered command must be listed so, or
+    ``linkcli NAME`` would import every command module to find it."""
+    import importlib
+
+    import typer
+
+    from linkcli.cli.app import COMMAND_ALIASES, COMMAND_MODULES
+
+    for module in COMMAND_MODULES:
+        registry = typer.Typer()
+        importlib.import_module(f"linkcli.cli.commands.{module}").register(registry)
+        names = [info.name for info in registry.registered_commands]
+        assert module in names or any(COMMAND_ALIASES.get(n) == module for n in names), (module, names)
+        for name in names:
+            assert name == module or COMMAND_ALIASES.get(name) == module, \
+                f"command {name!r} of commands/{module}.py: add {name!r}: {module!r} to COMMAND_ALIASES in app.py"
+
+
+def test_lazy_listing_is_the_listing_of_the_built_commands():
+    """``--help`` lists summaries (no parameters built); the text must be what the fully built
+    commands give, at any width."""
+    import typer.main
+
+    from linkcli.cli.app import app
+
+    group = typer.main.get_command(app)
+    names = group.list_commands(None)
+    assert names[:4] == ["validate", "info", "schema", "solve"] and "fk" in names and len(set(names)) == len(names)
+    for width in (40, 80, 200):
+        ctx = group.make_context("linkcli", ["--traceback"])
+        lazy = group.get_help(ctx) if width == 80 else None
+        formatter = ctx.make_formatter()
+        formatter.width = width
+        group.format_commands(ctx, formatter)
+        listed_lazily = formatter.getvalue()
+        built = {name: group.get_command(ctx, name) for name in names}  # builds every command
+        assert all(cmd is not None and cmd.params for name, cmd in built.items() if name != "schema")
+        formatter = ctx.make_formatter()
+        formatter.width = width
+        group.format_commands(ctx, formatter)
+        assert formatter.getvalue() == listed_lazily
+        if lazy is not None:
+            assert group.get_help(ctx) == lazy
+        group = typer.main.get_command(app)  # a fresh group: nothing built
+    assert group.get_command(None, "no-such-command") is None
+    assert "fk" in group.commands and "no-such-command" not in group.commands
+    group = typer.main.get_command(app)
+    group.get_command(None, "fk")  # built first: the listing keeps its order
+    assert group.list_commands(None) == names
+
+
+def test_a_mistyped_command_is_still_suggested(run_cli):
+    r = run_cli("valdate", "mechanisms/fourbar.yaml")
+    assert r.exit_code == 2
+    assert "Did you mean 'validate'?" in r.stderr
+
+
 def test_python_dash_m_runs_the_cli():
     proc = run_python("-m", "linkcli", "validate", "mechanisms/fourbar.yaml")
     assert proc.returncode == 0, proc.stderr

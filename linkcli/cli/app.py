@@ -13,16 +13,25 @@ CliRunner sees the same exit codes as a user):
   ``--traceback`` or ``LINKCLI_TRACEBACK=1``.
 
 Adding a command: create ``commands/<name>.py`` with ``register(app)`` (see ``commands/info.py``),
-import heavy modules inside the command function, and add the module to ``COMMAND_MODULES``.
+import heavy modules inside the command function, and add the module to ``COMMAND_MODULES``
+(a module that registers a command of another name lists it in ``COMMAND_ALIASES``).
+
+Commands are built on first use (:class:`LazyCommands`): ``linkcli validate FILE`` imports
+only ``commands/validate.py`` and converts only its parameters; ``linkcli --help`` imports the
+command modules but lists their names and summaries without building their parameters (typer's
+conversion of every parameter of every command was ~10 ms of each start-up).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+from collections.abc import Mapping, MutableMapping
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from typer.core import TyperGroup
 
 from linkcli import __version__
@@ -46,6 +55,8 @@ COMMAND_MODULES = (
     "animate",
     "batch",  # batch runs and parameter studies (linkcli/batch)
 )
+#: commands registered by a module of another name: command -> module
+COMMAND_ALIASES = {"fk": "solve"}
 
 
 def _click_exception_base() -> type[BaseException]:
@@ -111,8 +122,109 @@ def handle_exception(exc: BaseException, show_traceback: bool) -> int:
     return ExitCode.INTERNAL
 
 
+class LazyCommands(MutableMapping):
+    """The group's commands (name -> click command), each built when first looked up.
+
+    Iterating gives every command name, in the order ``--help`` lists them, without building
+    anything; :meth:`summary` is a parameterless stand-in carrying what the listing prints.
+    """
+
+    def __init__(self, built: Mapping[str, Any] | None = None) -> None:
+        self._built: dict[str, Any] = dict(built or {})
+        self._infos: dict[str, Any] = {}  # command name -> typer CommandInfo, per imported module
+        self._names: dict[str, list[str]] = {}  # module -> its command names, in registration order
+
+    def _load_module(self, module: str) -> list[str]:
+        if module not in self._names:
+            import importlib
+
+            registry = typer.Typer()
+            importlib.import_module(f"{__package__}.commands.{module}").register(registry)
+            names = []
+            for info in registry.registered_commands:
+                names.append(info.name or typer.main.get_command_name(getattr(info.callback, "__name__", "")))
+                self._infos[names[-1]] = info
+            self._names[module] = names
+        return self._names[module]
+
+    def _load_all(self) -> list[str]:
+        """Every command name: by module in ``COMMAND_MODULES`` order, then by registration."""
+        return [name for module in COMMAND_MODULES for name in self._load_module(module)]
+
+    def _info(self, name: str) -> Any:
+        module = COMMAND_ALIASES.get(name, name)
+        if module in COMMAND_MODULES:
+            self._load_module(module)
+        if name not in self._infos:  # registered under a name not in the tables: look everywhere
+            self._load_all()
+        return self._infos.get(name)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            info = self._info(name)
+            if info is None:
+                raise KeyError(name)
+            self._built[name] = typer.main.get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._built.pop(name, None)
+        self._infos.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:  # without building the command
+        return isinstance(name, str) and (name in self._built or self._info(name) is not None)
+
+    def __iter__(self):
+        return iter(dict.fromkeys(self._load_all() + list(self._built)))  # + commands added by add_command
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+    def summary(self, name: str) -> Any:
+        """The built command, or a parameterless command with its name, help, short help,
+        hidden and deprecated flags (what the listing of ``--help`` reads)."""
+        if name in self._built:
+            return self._built[name]
+        info = self._info(name)
+        if info is None:
+            return None
+        from typer.core import TyperCommand
+
+        doc = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
+        return TyperCommand(name=name, help=doc, short_help=info.short_help, hidden=info.hidden,
+                            deprecated=info.deprecated, rich_markup_mode=app.rich_markup_mode)
+
+
 class LinkcliGroup(TyperGroup):
-    """Typer's group with the single error handler around command execution."""
+    """Typer's group with the single error handler around command execution; its commands are
+    built on first use (:class:`LazyCommands`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = LazyCommands(self.commands)
+        self.commands = self.lazy_commands
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """click's listing of the commands (name, short help), read from their summaries so
+        that ``--help`` builds no command's parameters."""
+        from gettext import gettext
+
+        rows = [(name, cmd) for name in self.list_commands(ctx)
+                if (cmd := self.lazy_commands.summary(name)) is not None and not cmd.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section(gettext("Commands")):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
 
     def invoke(self, ctx: Any) -> Any:
         import warnings
@@ -166,16 +278,6 @@ def root(
     """Analyse linkages and mechanisms described in YAML files."""
 
 
-def _register_commands() -> None:
-    import importlib
-
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"{__package__}.commands.{name}").register(app)
-
-
-_register_commands()
-
-
 def _raise_terminated(signum: int, frame: Any) -> None:
     from linkcli.errors import Terminated
 
@@ -213,4 +315,5 @@ def _quiet_numeric_warnings() -> None:
     warnings.showwarning = one_line
 
 
-__all__ = ["app", "main", "handle_exception", "install_signal_handlers", "LinkcliGroup", "COMMAND_MODULES"]
+__all__ = ["app", "main", "handle_exception", "install_signal_handlers", "LinkcliGroup", "LazyCommands",
+           "COMMAND_MODULES", "COMMAND_ALIASES"]

@@ -139,7 +139,7 @@ def stdout_console() -> Console:
 
     from rich.console import Console
 
-    con = Console(file=sys.stdout, soft_wrap=False, highlight=False)
+    con = Console(file=sys.stdout, soft_wrap=False, highlight=False, emoji=False)  # ":smile:" in a name stays text
     if not con.is_terminal and not os.environ.get("COLUMNS"):
         con.width = PIPE_WIDTH
     return con
@@ -148,7 +148,7 @@ def stdout_console() -> Console:
 def stderr_console() -> Console:
     from rich.console import Console
 
-    return Console(file=sys.stderr, soft_wrap=False, highlight=False)
+    return Console(file=sys.stderr, soft_wrap=False, highlight=False, emoji=False)
 
 
 # -- tables -----------------------------------------------------------------------------------------

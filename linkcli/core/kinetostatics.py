@@ -6,9 +6,10 @@ Newton-Euler equations of all bodies at one instant read
 
     M a + gyro = Q(x, v) - G(x)^T lambda
 
-with ``Q`` the applied generalized force (gravity, springs, dampers, constant loads: exactly
-:func:`linkcli.core.dynamics.forces.applied_forces`), ``G`` the Jacobian of all constraint rows
-(:func:`linkcli.core.dynamics.constraints.constraint_rows`) and ``lambda`` the multipliers. Along
+with ``Q`` the applied generalized force (gravity, springs, dampers, constant loads) and ``G``
+the Jacobian of all constraint rows, both evaluated by
+:func:`linkcli.core.dynamics.node_multipliers.rows_and_forces` (the evaluation behind
+``simulate``'s reactions), and ``lambda`` the multipliers. Along
 a kinematic sweep the motion (positions, velocities, accelerations) is known, so ``lambda`` is
 the solution of one linear system per point, ``G^T lambda = Q - M a - gyro``, solved for all
 points at once. Each actuated input is a motion-driver row (the driving torque/force is minus
@@ -38,11 +39,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .dynamics.bodies import inertial_properties
-from .dynamics.constraints import constraint_rows, matrix_rank, row_scaling
-from .dynamics.forces import applied_forces, damper_coordinates
-from .dynamics.kinematics import joint_geometry
-from .dynamics.layout import N_GEOMETRY, R_DRV
+from .dynamics.constraints import matrix_rank, row_scaling
+from .dynamics.layout import N_GEOMETRY, R_DRIVER
 from .dynamics.model import build_model
+from .dynamics.node_multipliers import rows_and_forces
 from .dynamics.outputs import sample_outputs
 from .dynamics.structs import as_kernel
 from .forward import tree_kinematics
@@ -141,12 +141,12 @@ def _inertia_terms(model, bm: BodyMotion) -> tuple[np.ndarray, np.ndarray]:
     """``(force (n, n_b, 3), moment (n, n_b, 3))``: ``m a`` and ``I_w alpha + w x I_w w`` (about
     the CG, world) of every body: the rate of change of its momentum. Planar bodies turn about
     z only: ``Izz alpha_z`` (no gyroscopic term)."""
-    force = model.b_mass[None, :, None] * bm.acc
+    force = model.body_mass[None, :, None] * bm.acc
     if model.planar:
         moment = np.zeros_like(bm.alpha)
-        moment[..., 2] = model.b_inertia[None, :, 2, 2] * bm.alpha[..., 2]
+        moment[..., 2] = model.body_inertia[None, :, 2, 2] * bm.alpha[..., 2]
         return force, moment
-    I_w = bm.rot @ model.b_inertia[None] @ np.swapaxes(bm.rot, -1, -2)
+    I_w = bm.rot @ model.body_inertia[None] @ np.swapaxes(bm.rot, -1, -2)
     Iw = (I_w @ bm.omg[..., None])[..., 0]
     moment = (I_w @ bm.alpha[..., None])[..., 0] + np.cross(bm.omg, Iw)
     return force, moment
@@ -155,26 +155,16 @@ def _inertia_terms(model, bm: BodyMotion) -> tuple[np.ndarray, np.ndarray]:
 @maybe_njit
 def _rows_and_loads(m, pos, rot, q, v, drv, G, Q):
     """Per point ``p``: Jacobian ``G[p]`` (n_rows, n) of all constraint rows and applied force
-    ``Q[p]`` (n,): gravity, springs, constant loads (dynamics.forces.applied_forces) and dampers
-    ``-c (grad s . v) grad s`` at the generalized velocity ``v[p]``."""
-    n_rows, n_e, n = m.ri.shape[0], m.ei.shape[0], Q.shape[1]
+    ``Q[p]`` (n,): gravity, springs, constant loads and dampers at the generalized velocity
+    ``v[p]`` (dynamics.node_multipliers.rows_and_forces, the same evaluation as simulate's
+    reactions)."""
+    n_rows, n_e, n = m.row_index.shape[0], m.damper_index.shape[0], Q.shape[1]
     rows = np.arange(n_rows)
     g = np.zeros(n_rows)
-    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
+    JW = np.zeros((m.joint_index.shape[0], N_GEOMETRY, 3))
     s, D = np.zeros(n_e), np.zeros((n_e, n))
     for p in range(pos.shape[0]):
-        joint_geometry(m, pos[p], rot[p], JW)
-        constraint_rows(m, rows, n_rows, rot[p], JW, drv[p], g, G[p])
-        applied_forces(m, pos[p], rot[p], JW, q[p], drv[p], Q[p])
-        if n_e:
-            damper_coordinates(m, pos[p], rot[p], JW, s, D)
-            for e in range(n_e):
-                rate = 0.0
-                for i in range(n):
-                    rate += D[e, i] * v[p, i]
-                c = m.ec[e] * rate
-                for i in range(n):
-                    Q[p, i] -= c * D[e, i]
+        rows_and_forces(m, pos[p], rot[p], q[p], v[p], drv[p], JW, g, G[p], Q[p], s, D, rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,7 +255,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     f_in, m_in = _inertia_terms(model, bm)
     Ma = _generalized(dm.planar, f_in, m_in)
     drv = np.ascontiguousarray(qs[:, dm.driver_q])
-    n_rows, n_gen = model.ri.shape[0], v_gen.shape[1]
+    n_rows, n_gen = model.row_index.shape[0], v_gen.shape[1]
     G, Q = np.zeros((len(idx), n_rows, n_gen)), np.zeros((len(idx), n_gen))
     _rows_and_loads(as_kernel(model), bm.pos, bm.rot, np.ascontiguousarray(qs), v_gen, drv, G, Q)
     lam, redundant, idle = _multipliers(model, G, Q - Ma, mechanism_size(dm))
@@ -285,9 +275,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         warnings.append(f"{redundant} redundant constraint equation(s): the mechanism is statically indeterminate, "
                         "reactions are the minimum-norm solution")
     s = sample_outputs(model, dm.link_cg[1:], bm.pos, bm.rot, bm.vel, bm.omg, qs, drv, lam)
-    drv_rows = np.flatnonzero(model.ri[:, R_DRV] >= 0)
+    drv_rows = np.flatnonzero(model.row_index[:, R_DRIVER] >= 0)
     driver_force = np.zeros((len(idx), n_act))
-    driver_force[:, model.ri[drv_rows, R_DRV]] = -lam[:, drv_rows]
+    driver_force[:, model.row_index[drv_rows, R_DRIVER]] = -lam[:, drv_rows]
     bad = ~np.all(np.isfinite(lam), axis=1) | unbalanced
     F_sh, M_sh = _shaking(dm, model, bm, f_in, m_in)
     f_local, m_local = _to_joint_frames(dm, s.link_pose, s.force, s.moment)
@@ -365,7 +355,7 @@ def _solve_batch(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _shaking(dm, model, bm: BodyMotion, f_in, m_in) -> tuple[np.ndarray, np.ndarray]:
     """Wrench on the ground (force N, moment N m about the world origin): external loads on the
     moving links (gravity, constant loads) minus the rate of change of their momentum."""
-    weight = model.b_mass[None, :, None] * dm.gravity[None, None, :]
+    weight = model.body_mass[None, :, None] * dm.gravity[None, None, :]
     F = (weight - f_in).sum(axis=1)
     M = (np.cross(bm.pos, weight - f_in) - m_in).sum(axis=1)
     moving = np.flatnonzero(dm.load_link > 0)

@@ -37,7 +37,18 @@ from ..mechanism import (
     CompiledMechanism,
 )
 from .kinematics import direction, joint_angle, joint_slide
-from .layout import G_AX, G_OA, G_OB, G_SA, G_SB, J_PA, J_PB, R_DRV, R_JOINT, R_KIND
+from .layout import (
+    G_ARM_A,
+    G_ARM_B,
+    G_AXIS_A,
+    G_ORIGIN_A,
+    G_ORIGIN_B,
+    J_CHILD_BODY,
+    J_PARENT_BODY,
+    R_DRIVER,
+    R_JOINT,
+    R_KIND,
+)
 from .linalg import cross, dot, row3, scale, sub, wrap_angle
 
 POS, POS_PERP, ROT_PERP, DRV_ANGLE, DRV_SLIDE = range(5)
@@ -114,15 +125,15 @@ def row_value(kind, pa, pb, u, w, target, Gj, rot):
     its gradient with respect to both; ``target`` is the prescribed value of a driver row."""
     z = (0.0, 0.0, 0.0)
     if kind == POS:
-        s_a, s_b = row3(Gj, G_SA), row3(Gj, G_SB)
-        return dot(u, sub(row3(Gj, G_OB), row3(Gj, G_OA))), scale(-1.0, u), cross(u, s_a), u, cross(s_b, u)
+        s_a, s_b = row3(Gj, G_ARM_A), row3(Gj, G_ARM_B)
+        return dot(u, sub(row3(Gj, G_ORIGIN_B), row3(Gj, G_ORIGIN_A))), scale(-1.0, u), cross(u, s_a), u, cross(s_b, u)
     if kind == ROT_PERP:
         U, W = direction(pa, u, rot), direction(pb, w, rot)
         return dot(U, W), z, cross(U, W), z, cross(W, U)
     if kind == DRV_ANGLE:
         phi, g = joint_angle(Gj)
         return wrap_angle(phi - target), z, scale(-1.0, g), z, g
-    n = direction(pa, u, rot) if kind == POS_PERP else row3(Gj, G_AX)
+    n = direction(pa, u, rot) if kind == POS_PERP else row3(Gj, G_AXIS_A)
     val, ga_x, ga_t, gb_x, gb_t = joint_slide(Gj, n)
     return val - target, ga_x, ga_t, gb_x, gb_t
 
@@ -130,8 +141,9 @@ def row_value(kind, pa, pb, u, w, target, Gj, rot):
 @maybe_njit(inline=True)
 def eval_row(m, i, rot, JW, drv_val):
     """:func:`row_value` of row ``i`` (``drv_val`` (n_drivers,) prescribed driver values)."""
-    j, d = m.ri[i, R_JOINT], m.ri[i, R_DRV]
-    return row_value(m.ri[i, R_KIND], m.ji[j, J_PA], m.ji[j, J_PB], row3(m.rv[i], 0), row3(m.rv[i], 1),
+    j, d = m.row_index[i, R_JOINT], m.row_index[i, R_DRIVER]
+    return row_value(m.row_index[i, R_KIND], m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY],
+                     row3(m.row_vectors[i], 0), row3(m.row_vectors[i], 1),
                      drv_val[d] if d >= 0 else 0.0, JW[j], rot)
 
 
@@ -161,15 +173,15 @@ def constraint_rows(m, rows, nrow, rot, JW, drv_val, g, G):
     nd = 3 if m.planar else 6
     for r in range(nrow):
         i = rows[r]
-        j = m.ri[i, R_JOINT]
+        j = m.row_index[i, R_JOINT]
         val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
         g[r] = val
-        for body in (m.ji[j, J_PA], m.ji[j, J_PB]):
+        for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
             if body >= 0:
                 for c in range(nd * body, nd * body + nd):
                     G[r, c] = 0.0
-        scatter_gradient(G[r], m.planar, m.ji[j, J_PA], 1.0, ga_x, ga_t)
-        scatter_gradient(G[r], m.planar, m.ji[j, J_PB], 1.0, gb_x, gb_t)
+        scatter_gradient(G[r], m.planar, m.joint_index[j, J_PARENT_BODY], 1.0, ga_x, ga_t)
+        scatter_gradient(G[r], m.planar, m.joint_index[j, J_CHILD_BODY], 1.0, gb_x, gb_t)
 
 
 # --- independent rows (setup, numpy) ---------------------------------------------------------------
@@ -179,9 +191,9 @@ RANK_RTOL = 1e-9  # relative pivot size below which a scaled row counts as depen
 def row_scaling(m, length: float) -> tuple[np.ndarray, np.ndarray]:
     """``(row_scale (n_rows,), col_scale (n,))`` making a Jacobian dimensionless: angular rows
     times ``length`` and rotational columns divided by it (``length`` m, mechanism size)."""
-    row = np.where(np.isin(m.ri[:, R_KIND], ANGULAR_KINDS), length, 1.0)
+    row = np.where(np.isin(m.row_index[:, R_KIND], ANGULAR_KINDS), length, 1.0)
     per_body = [1, 1, 1 / length] if m.planar else [1, 1, 1, 1 / length, 1 / length, 1 / length]
-    return row, np.tile(np.array(per_body), m.b_mass.shape[0])
+    return row, np.tile(np.array(per_body), m.body_mass.shape[0])
 
 
 def independent_rows(G: np.ndarray, row_scale: np.ndarray, col_scale: np.ndarray,

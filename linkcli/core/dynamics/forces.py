@@ -6,10 +6,10 @@ the CG), axial and torsional springs, constant loads and torque drivers are eval
 configuration; dampers are discretised by the integrator from the element coordinates and
 gradients of :func:`damper_coordinates`.
 
-Axial element ``e`` joins point ``av[e, 0]`` of body ``ai[e, 0]`` to point ``av[e, 1]`` of body
-``ai[e, 1]``. Its force ``k (L - L0) + c dL/dt`` (N) is positive in tension: it pulls the ends
-together. A torsional element acts on a revolute joint's continuous angle ``phi`` (rad): torque
-``-k (phi - phi0) - c dphi/dt`` (N m) on the child about the joint axis, the opposite on the
+Axial element ``e`` joins point ``axial_points[e, 0]`` of body ``axial_bodies[e, 0]`` to point
+``axial_points[e, 1]`` of body ``axial_bodies[e, 1]``. Its force ``k (L - L0) + c dL/dt`` (N) is positive
+in tension: it pulls the ends together. A torsional element acts on a revolute joint's continuous
+angle ``phi`` (rad): torque ``-k (phi - phi0) - c dphi/dt`` (N m) on the child about the joint axis, the opposite on the
 parent. A torque driver applies its profile value (N m or N) the same way, positive along
 the joint variable.
 """
@@ -24,16 +24,16 @@ from .kinematics import direction, joint_angle, joint_slide, point, point_veloci
 from .layout import (
     AXIAL,
     D_DRIVER,
+    D_IS_ROTATION,
     D_JOINT,
-    D_ROT,
-    E_INDEX,
+    E_ELEMENT,
     E_KIND,
-    G_AX,
-    J_PA,
-    J_PB,
-    K_DAMP,
-    K_FREE,
-    K_STIFF,
+    G_AXIS_A,
+    J_CHILD_BODY,
+    J_PARENT_BODY,
+    K_DAMPING,
+    K_FREE_POSITION,
+    K_STIFFNESS,
     L_FORCE,
     L_POINT,
     L_TORQUE,
@@ -71,7 +71,7 @@ def add_variable_gradient(out, planar, pa, pb, is_rot, coef, Gj):
         scatter_gradient(out, planar, pa, -coef, (0.0, 0.0, 0.0), g)
         scatter_gradient(out, planar, pb, coef, (0.0, 0.0, 0.0), g)
         return phi
-    d, ga_x, ga_t, gb_x, gb_t = joint_slide(Gj, row3(Gj, G_AX))
+    d, ga_x, ga_t, gb_x, gb_t = joint_slide(Gj, row3(Gj, G_AXIS_A))
     scatter_gradient(out, planar, pa, coef, ga_x, ga_t)
     scatter_gradient(out, planar, pb, coef, gb_x, gb_t)
     return d
@@ -85,27 +85,32 @@ def applied_forces(m, pos, rot, JW, q, drv_val, Q):
     Q[:] = 0.0
     z = (0.0, 0.0, 0.0)
     g = (m.gravity[0], m.gravity[1], m.gravity[2])
-    for b in range(m.b_mass.shape[0]):
-        scatter_gradient(Q, m.planar, b, m.b_mass[b], g, z)
-    for i in range(m.li.shape[0]):
-        b = m.li[i]
-        f = row3(m.lv[i], L_FORCE)
-        s = direction(b, row3(m.lv[i], L_POINT), rot)
-        scatter_gradient(Q, m.planar, b, 1.0, f, add(cross(s, f), row3(m.lv[i], L_TORQUE)))
-    for e in range(m.ap.shape[0]):
-        if m.ap[e, K_STIFF] != 0.0:
-            ba, bb = m.ai[e, 0], m.ai[e, 1]
-            L, u, s_a, s_b = axial_geometry(ba, bb, row3(m.av[e], 0), row3(m.av[e], 1), pos, rot)
-            add_length_gradient(Q, m.planar, ba, bb, -m.ap[e, K_STIFF] * (L - m.ap[e, K_FREE]), u, s_a, s_b)
-    for e in range(m.tp.shape[0]):
-        if m.tp[e, K_STIFF] != 0.0:
-            j = m.ti[e, 0]
-            torque = -m.tp[e, K_STIFF] * (q[m.ti[e, 1]] - m.tp[e, K_FREE])
-            add_variable_gradient(Q, m.planar, m.ji[j, J_PA], m.ji[j, J_PB], True, torque, JW[j])
-    for d in range(m.di.shape[0]):
-        j = m.di[d, D_JOINT]
-        add_variable_gradient(Q, m.planar, m.ji[j, J_PA], m.ji[j, J_PB], m.di[d, D_ROT] != 0,
-                              drv_val[m.di[d, D_DRIVER]], JW[j])
+    for b in range(m.body_mass.shape[0]):
+        scatter_gradient(Q, m.planar, b, m.body_mass[b], g, z)
+    for i in range(m.load_body.shape[0]):
+        b = m.load_body[i]
+        f = row3(m.load_vectors[i], L_FORCE)
+        s = direction(b, row3(m.load_vectors[i], L_POINT), rot)
+        scatter_gradient(Q, m.planar, b, 1.0, f, add(cross(s, f), row3(m.load_vectors[i], L_TORQUE)))
+    for e in range(m.axial_parameters.shape[0]):
+        if m.axial_parameters[e, K_STIFFNESS] != 0.0:
+            ba, bb = m.axial_bodies[e, 0], m.axial_bodies[e, 1]
+            L, u, s_a, s_b = axial_geometry(ba, bb, row3(m.axial_points[e], 0), row3(m.axial_points[e], 1), pos, rot)
+            add_length_gradient(Q, m.planar, ba, bb,
+                                -m.axial_parameters[e, K_STIFFNESS] * (L - m.axial_parameters[e, K_FREE_POSITION]),
+                                u, s_a, s_b)
+    for e in range(m.torsional_parameters.shape[0]):
+        if m.torsional_parameters[e, K_STIFFNESS] != 0.0:
+            j = m.torsional_index[e, 0]
+            torque = -m.torsional_parameters[e, K_STIFFNESS] * (
+                q[m.torsional_index[e, 1]] - m.torsional_parameters[e, K_FREE_POSITION])
+            add_variable_gradient(Q, m.planar, m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY], True,
+                                  torque, JW[j])
+    for d in range(m.torque_driver_index.shape[0]):
+        j = m.torque_driver_index[d, D_JOINT]
+        add_variable_gradient(Q, m.planar, m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY],
+                              m.torque_driver_index[d, D_IS_ROTATION] != 0,
+                              drv_val[m.torque_driver_index[d, D_DRIVER]], JW[j])
 
 
 # --- dampers --------------------------------------------------------------------------------------
@@ -113,23 +118,24 @@ def applied_forces(m, pos, rot, JW, q, drv_val, Q):
 def damper_coordinates(m, pos, rot, JW, s, D):
     """Coordinate ``s[e]`` (length m, or raw joint angle rad) and its gradient ``D[e]`` (n,) of
     every damper; the integrator differences them between steps."""
-    for e in range(m.ei.shape[0]):
+    for e in range(m.damper_index.shape[0]):
         D[e, :] = 0.0
-        i = m.ei[e, E_INDEX]
-        if m.ei[e, E_KIND] == AXIAL:
-            ba, bb = m.ai[i, 0], m.ai[i, 1]
-            L, u, s_a, s_b = axial_geometry(ba, bb, row3(m.av[i], 0), row3(m.av[i], 1), pos, rot)
+        i = m.damper_index[e, E_ELEMENT]
+        if m.damper_index[e, E_KIND] == AXIAL:
+            ba, bb = m.axial_bodies[i, 0], m.axial_bodies[i, 1]
+            L, u, s_a, s_b = axial_geometry(ba, bb, row3(m.axial_points[i], 0), row3(m.axial_points[i], 1), pos, rot)
             add_length_gradient(D[e], m.planar, ba, bb, 1.0, u, s_a, s_b)
             s[e] = L
         else:
-            j = m.ti[i, 0]
-            s[e] = add_variable_gradient(D[e], m.planar, m.ji[j, J_PA], m.ji[j, J_PB], True, 1.0, JW[j])
+            j = m.torsional_index[i, 0]
+            s[e] = add_variable_gradient(D[e], m.planar, m.joint_index[j, J_PARENT_BODY],
+                                         m.joint_index[j, J_CHILD_BODY], True, 1.0, JW[j])
 
 
 @maybe_njit
 def damper_increment(m, e, s0, s1):
     """``s1 - s0`` of damper ``e``; angles wrapped to (-pi, pi] (continuous)."""
-    if m.ei[e, E_KIND] == AXIAL:
+    if m.damper_index[e, E_KIND] == AXIAL:
         return s1 - s0
     return wrap_angle(s1 - s0)
 
@@ -140,11 +146,11 @@ def load_work(m, pos0, rot0, pos1, rot1):
     """Work (J) of the constant loads over one step: force times the displacement of its point
     plus torque times the body's rotation vector of ``R1 R0^T`` (world)."""
     W = 0.0
-    for i in range(m.li.shape[0]):
-        b = m.li[i]
-        r = row3(m.lv[i], L_POINT)
-        W += dot(row3(m.lv[i], L_FORCE), sub(point(b, r, pos1, rot1)[0], point(b, r, pos0, rot0)[0]))
-        W += dot(row3(m.lv[i], L_TORQUE), _rotation_increment(rot0[b], rot1[b]))
+    for i in range(m.load_body.shape[0]):
+        b = m.load_body[i]
+        r = row3(m.load_vectors[i], L_POINT)
+        W += dot(row3(m.load_vectors[i], L_FORCE), sub(point(b, r, pos1, rot1)[0], point(b, r, pos0, rot0)[0]))
+        W += dot(row3(m.load_vectors[i], L_TORQUE), _rotation_increment(rot0[b], rot1[b]))
     return W
 
 
@@ -173,13 +179,15 @@ def _rotation_increment(R0, R1):
 def element_outputs(m, pos, rot, vel, omg, q, qd, axial, torsional):
     """Per axial element ``axial[e] = (length m, rate m/s, force N, tension positive)`` and per
     torsional element ``torsional[e] = (angle rad, rate rad/s, torque N m on the child)``."""
-    for e in range(m.ap.shape[0]):
-        ba, bb = m.ai[e, 0], m.ai[e, 1]
-        L, u, s_a, s_b = axial_geometry(ba, bb, row3(m.av[e], 0), row3(m.av[e], 1), pos, rot)
+    for e in range(m.axial_parameters.shape[0]):
+        ba, bb = m.axial_bodies[e, 0], m.axial_bodies[e, 1]
+        L, u, s_a, s_b = axial_geometry(ba, bb, row3(m.axial_points[e], 0), row3(m.axial_points[e], 1), pos, rot)
         rate = dot(u, sub(point_velocity(bb, s_b, vel, omg), point_velocity(ba, s_a, vel, omg)))
         axial[e, 0], axial[e, 1] = L, rate
-        axial[e, 2] = m.ap[e, K_STIFF] * (L - m.ap[e, K_FREE]) + m.ap[e, K_DAMP] * rate
-    for e in range(m.tp.shape[0]):
-        k = m.ti[e, 1]
+        axial[e, 2] = (m.axial_parameters[e, K_STIFFNESS] * (L - m.axial_parameters[e, K_FREE_POSITION])
+                       + m.axial_parameters[e, K_DAMPING] * rate)
+    for e in range(m.torsional_parameters.shape[0]):
+        k = m.torsional_index[e, 1]
         torsional[e, 0], torsional[e, 1] = q[k], qd[k]
-        torsional[e, 2] = -m.tp[e, K_STIFF] * (q[k] - m.tp[e, K_FREE]) - m.tp[e, K_DAMP] * qd[k]
+        torsional[e, 2] = (-m.torsional_parameters[e, K_STIFFNESS] * (q[k] - m.torsional_parameters[e, K_FREE_POSITION])
+                           - m.torsional_parameters[e, K_DAMPING] * qd[k])

@@ -21,15 +21,15 @@ def world_inertia(J, R, out):
 def mass_block(m, b, rot, K, off, scale_, S):
     """``K[block of body b] = scale_ * M_b`` (at offset ``off``): ``diag(m, m, Izz)`` planar,
     ``diag(m, m, m, R J R^T)`` spatial; ``S`` (3, 3) scratch."""
-    mb = m.b_mass[b] * scale_
+    mb = m.body_mass[b] * scale_
     if m.planar:
         K[off, off] = mb
         K[off + 1, off + 1] = mb
-        K[off + 2, off + 2] = m.b_inertia[b, 2, 2] * scale_
+        K[off + 2, off + 2] = m.body_inertia[b, 2, 2] * scale_
         return
     for i in range(3):
         K[off + i, off + i] = mb
-    world_inertia(m.b_inertia[b], rot[b], S)
+    world_inertia(m.body_inertia[b], rot[b], S)
     for i in range(3):
         for j in range(3):
             K[off + 3 + i, off + 3 + j] = S[i, j] * scale_
@@ -38,13 +38,13 @@ def mass_block(m, b, rot, K, off, scale_, S):
 @maybe_njit
 def momentum(m, rot, vel, omg, out, S):
     """Generalized momentum ``out = M v`` (n,); ``S`` (3, 3) scratch."""
-    for b in range(m.b_mass.shape[0]):
-        mb = m.b_mass[b]
+    for b in range(m.body_mass.shape[0]):
+        mb = m.body_mass[b]
         if m.planar:
             out[3 * b], out[3 * b + 1] = mb * vel[b, 0], mb * vel[b, 1]
-            out[3 * b + 2] = m.b_inertia[b, 2, 2] * omg[b, 2]
+            out[3 * b + 2] = m.body_inertia[b, 2, 2] * omg[b, 2]
         else:
-            world_inertia(m.b_inertia[b], rot[b], S)
+            world_inertia(m.body_inertia[b], rot[b], S)
             for i in range(3):
                 out[6 * b + i] = mb * vel[b, i]
                 out[6 * b + 3 + i] = S[i, 0] * omg[b, 0] + S[i, 1] * omg[b, 1] + S[i, 2] * omg[b, 2]

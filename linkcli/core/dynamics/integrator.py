@@ -71,7 +71,7 @@ from .constraints import DRV_ANGLE, DRV_SLIDE, ROT_PERP, constraint_rows
 from .forces import applied_forces, damper_coordinates, damper_increment, load_work
 from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
-from .layout import D_DRIVER, D_Q, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
+from .layout import D_DRIVER, D_VARIABLE, J_CHILD_BODY, J_PARENT_BODY, N_GEOMETRY, R_DRIVER, R_JOINT, R_KIND
 from .linalg import (
     band_lu_det_sign,
     band_lu_factor,
@@ -105,9 +105,9 @@ Out = namedtuple("Out", "pos rot ang vel omg q work")
 def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
     """State and scratch arrays of the kernels, starting from the given body state. ``rows``
     (n_rows,) lists the active rows first; call :func:`order_unknowns` with their number."""
-    nb, n_rows, nj = m.b_mass.shape[0], m.ri.shape[0], m.ji.shape[0]
+    nb, n_rows, nj = m.body_mass.shape[0], m.row_index.shape[0], m.joint_index.shape[0]
     n = (3 if m.planar else 6) * nb
-    n_e = m.ei.shape[0]
+    n_e = m.damper_index.shape[0]
     N = n + n_rows
     eliminated = eliminable_components(m)
     order, bw = kkt_order(m, eliminated)
@@ -131,7 +131,7 @@ def order_unknowns(m, w, nrow: int) -> None:
     their mass blocks, ``w.eliminated``), ``w.band`` (bandwidth and order of the banded
     system) from the model's ordering ``w.order``, and the active rows touching each body
     (``w.body_row_start``, ``w.body_row_list``). Call after the active rows change."""
-    n = m.c_scale.shape[0]
+    n = m.coordinate_scale.shape[0]
     rows = np.asarray(w.rows[:nrow], dtype=np.int64)
     unknown_nodes = np.r_[np.arange(n), n + rows]
     kept = np.r_[np.asarray(w.eliminated) == 0, np.ones(nrow, dtype=bool)]
@@ -141,17 +141,17 @@ def order_unknowns(m, w, nrow: int) -> None:
     w.kkt_pos[:] = -1
     w.kkt_pos[np.flatnonzero(kept)] = rank
     ii, jj = kkt_pattern(m, w.eliminated)
-    where = np.full(n + m.ri.shape[0], -1, dtype=np.int64)
+    where = np.full(n + m.row_index.shape[0], -1, dtype=np.int64)
     where[nodes] = rank
     pi, pj = where[ii], where[jj]
     keep = (pi >= 0) & (pj >= 0)
     w.band[0] = int(np.abs(pi[keep] - pj[keep]).max()) if keep.any() else 0
     w.band[1] = len(nodes)
-    nb = m.b_mass.shape[0]
+    nb = m.body_mass.shape[0]
     touching: list[list[int]] = [[] for _ in range(nb)]
     for r in range(nrow):
-        j = m.ri[rows[r], R_JOINT]
-        for body in (m.ji[j, J_PA], m.ji[j, J_PB]):
+        j = m.row_index[rows[r], R_JOINT]
+        for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
             if body >= 0:
                 touching[body].append(r)
     w.body_row_start[:] = np.r_[0, np.cumsum([len(t) for t in touching])]
@@ -162,7 +162,7 @@ def order_unknowns(m, w, nrow: int) -> None:
 def make_out(m, n_save: int, n_q: int) -> Out:
     """Output buffers for ``n_save`` saved nodes: body states, joint variables and cumulative
     work (dampers, drivers, loads)."""
-    nb = m.b_mass.shape[0]
+    nb = m.body_mass.shape[0]
     z = lambda *shape: np.zeros(shape)  # noqa: E731
     return Out(z(n_save, nb, 3), z(n_save, nb, 3, 3), z(n_save, nb), z(n_save, nb, 3), z(n_save, nb, 3),
                z(n_save, n_q), z(n_save, 3))
@@ -177,7 +177,7 @@ def _predict(m, w, h):
     impulses ``nu`` keep the previous step's values."""
     nd = 3 if m.planar else 6
     hh = 0.5 * h * h
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         o = nd * b
         for c in range(3 if not m.planar else 2):
             w.pos1[b, c] = w.pos[b, c] + h * w.vel[b, c] + hh * w.acc[o + c]
@@ -194,61 +194,61 @@ def _predict(m, w, h):
 def _residual(m, w, h, nrow, tol):
     """Step-1 residual ``w.r = M_d / h - P - f^- + G_k^T nu`` (``w.P = M v_k + h/2 Q_k``) at
     the current iterate, and the convergence ratios ``(momentum, constraints)``: 1 or less means
-    converged. Scales (rotational entries divided by the model length ``m.length``, so that
+    converged. Scales (rotational entries divided by the model length ``m.mechanism_size``, so that
     everything is in N s and m):
 
-    * momentum: ``tol`` times the step's impulse scale ``I = max(h f_scale, |G_k^T nu|, h/2 |Q|,
+    * momentum: ``tol`` times the step's impulse scale ``I = max(h force_scale, |G_k^T nu|, h/2 |Q|,
       damper impulses)`` (the reactions are then accurate to ``tol`` relative to the forces),
       plus the round-off of the largest term of the sum and of the differences ``q_{k+1} - q_k``;
     * constraints: ``tol`` times the step's largest displacement, plus round-off of the size.
     """
     n = w.r.shape[0]
-    L = m.length
-    impulse = abs(h) * m.f_scale
+    L = m.mechanism_size
+    impulse = abs(h) * m.force_scale
     big = 0.0
     disp = 0.0
-    for b in range(m.b_mass.shape[0]):
-        mb = m.b_mass[b]
+    for b in range(m.body_mass.shape[0]):
+        mb = m.body_mass[b]
         if m.planar:
             w.r[3 * b] = mb * (w.pos1[b, 0] - w.pos[b, 0]) / h
             w.r[3 * b + 1] = mb * (w.pos1[b, 1] - w.pos[b, 1]) / h
-            w.r[3 * b + 2] = m.b_inertia[b, 2, 2] * (w.ang1[b] - w.ang[b]) / h
+            w.r[3 * b + 2] = m.body_inertia[b, 2, 2] * (w.ang1[b] - w.ang[b]) / h
             disp = max(disp, abs(w.pos1[b, 0] - w.pos[b, 0]), abs(w.pos1[b, 1] - w.pos[b, 1]),
                        abs(w.ang1[b] - w.ang[b]) * L)
             # round-off of the differences q_{k+1} - q_k, as momenta
             big = max(big, mb * max(abs(w.pos1[b, 0]), abs(w.pos1[b, 1])) / abs(h),
-                      m.b_inertia[b, 2, 2] * abs(w.ang1[b]) / (abs(h) * L))
+                      m.body_inertia[b, 2, 2] * abs(w.ang1[b]) / (abs(h) * L))
         else:
             big = max(big, mb * max(abs(w.pos1[b, 0]), abs(w.pos1[b, 1]), abs(w.pos1[b, 2])) / abs(h),
-                      (m.b_inertia[b, 0, 0] + m.b_inertia[b, 1, 1] + m.b_inertia[b, 2, 2]) / (abs(h) * L))
-            p = discrete_momentum(m.b_inertia[b], w.rot[b], w.rot1[b], w.S[0], w.S[1])
+                      (m.body_inertia[b, 0, 0] + m.body_inertia[b, 1, 1] + m.body_inertia[b, 2, 2]) / (abs(h) * L))
+            p = discrete_momentum(m.body_inertia[b], w.rot[b], w.rot1[b], w.S[0], w.S[1])
             for i in range(3):
                 w.r[6 * b + i] = mb * (w.pos1[b, i] - w.pos[b, i]) / h
                 w.r[6 * b + 3 + i] = p[i] / h
                 disp = max(disp, abs(w.pos1[b, i] - w.pos[b, i]))
             disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
     for i in range(n):
-        f = m.c_scale[i]
+        f = m.coordinate_scale[i]
         big = max(big, f * abs(w.r[i]), f * abs(w.P[i]))
         impulse = max(impulse, 0.5 * abs(h) * f * abs(w.Qf[i]))
         w.r[i] -= w.P[i]
-    for e in range(m.ei.shape[0]):  # - f^- = + c/2 ds grad s_k
-        coef = 0.5 * m.ec[e] * damper_increment(m, e, w.s[e], w.s1[e])
+    for e in range(m.damper_index.shape[0]):  # - f^- = + c/2 ds grad s_k
+        coef = 0.5 * m.damper_coefficient[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             t = coef * w.D[e, i]
             w.r[i] += t
-            f = m.c_scale[i]
+            f = m.coordinate_scale[i]
             impulse = max(impulse, f * abs(t))
     _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)  # G_k^T nu
     for i in range(n):
         t = w.y[i]
         w.r[i] += t
-        f = m.c_scale[i]
+        f = m.coordinate_scale[i]
         impulse = max(impulse, f * abs(t))
         big = max(big, f * abs(t))
     err_p = 0.0
     for i in range(n):
-        f = m.c_scale[i]
+        f = m.coordinate_scale[i]
         a = f * abs(w.r[i])
         if not a <= err_p:  # also propagates nan
             err_p = a
@@ -265,8 +265,8 @@ def _residual(m, w, h, nrow, tol):
 def _extent(m, w):
     """The larger of the model length and the largest |coordinate| of a body (m): the scale
     of the round-off of positions."""
-    e = m.length
-    for b in range(m.b_mass.shape[0]):
+    e = m.mechanism_size
+    for b in range(m.body_mass.shape[0]):
         for c in range(3):
             e = max(e, abs(w.pos1[b, c]))
     return e
@@ -275,7 +275,7 @@ def _extent(m, w):
 @maybe_njit(inline=True)
 def _angular_row(m, i):
     """True for rows whose value is an angle or a dot product of directions (not a length)."""
-    k = m.ri[i, R_KIND]
+    k = m.row_index[i, R_KIND]
     return k == ROT_PERP or k == DRV_ANGLE
 
 
@@ -298,9 +298,9 @@ def _update_ratio(m, w, h, nrow, tol):
     which a stagnating iteration or a jump to another root is not. (The impulses enter the
     step equations linearly: their accuracy is what the momentum residual measures.)"""
     n = w.r.shape[0]
-    L = m.length
+    L = m.mechanism_size
     disp = 0.0
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         if m.planar:
             disp = max(disp, abs(w.pos1[b, 0] - w.pos[b, 0]), abs(w.pos1[b, 1] - w.pos[b, 1]),
                        abs(w.ang1[b] - w.ang[b]) * L)
@@ -310,7 +310,7 @@ def _update_ratio(m, w, h, nrow, tol):
             disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
     dq = 0.0
     for i in range(n):
-        dq = max(dq, abs(w.rhs[i]) / m.c_scale[i])
+        dq = max(dq, abs(w.rhs[i]) / m.coordinate_scale[i])
     return dq / (NEWTON_REGION * disp + ROUNDOFF * _extent(m, w))
 
 
@@ -355,11 +355,11 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
     B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
     E, inv, X, S = w.eliminated, w.inverse_blocks, w.eliminated_rows, w.S
     _clear_band(B, w.band[1], kl)
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         o = nd * b
         if m.planar:
             for i in range(3):
-                d = m.b_mass[b] if i < 2 else m.b_inertia[b, 2, 2]
+                d = m.body_mass[b] if i < 2 else m.body_inertia[b, 2, 2]
                 if E[o + i]:
                     inv[b, i, i] = 1.0 / d
                 else:
@@ -367,16 +367,16 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
             continue
         for i in range(3):
             if E[o + i]:
-                inv[b, i, i] = 1.0 / m.b_mass[b]
+                inv[b, i, i] = 1.0 / m.body_mass[b]
             else:
-                _band_add(B, pos, kl, o + i, o + i, m.b_mass[b])
+                _band_add(B, pos, kl, o + i, o + i, m.body_mass[b])
         if newton:
-            discrete_momentum_jacobian(m.b_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
+            discrete_momentum_jacobian(m.body_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
             for i in range(3):
                 for j in range(3):
                     S[2, i, j] *= h
         else:
-            world_inertia(m.b_inertia[b], w.rot1[b], S[2])
+            world_inertia(m.body_inertia[b], w.rot1[b], S[2])
         if E[o + 3]:
             if not invert3(S[2], S[0]):
                 return False
@@ -387,11 +387,11 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
             for i in range(3):
                 for j in range(3):
                     _band_add(B, pos, kl, o + 3 + i, o + 3 + j, S[2, i, j])
-    if newton and m.ei.shape[0]:
+    if newton and m.damper_index.shape[0]:
         _damper_block(m, w.D, w.D1, B, pos, kl, h)  # damped bodies are never eliminated
     start, listed = w.body_row_start, w.body_row_list
     planar = m.planar
-    for b in range(m.b_mass.shape[0]):  # body by body: the active rows on it (no row -> joint lookups)
+    for b in range(m.body_mass.shape[0]):  # body by body: the active rows on it (no row -> joint lookups)
         o = nd * b
         any_eliminated = False
         for q in range(start[b], start[b + 1]):
@@ -433,7 +433,7 @@ def _reduced_solve(m, w, nrow, GB):
     n = w.r.shape[0]
     E, inv, X, ya, rhs = w.eliminated, w.inverse_blocks, w.eliminated_rows, w.eliminated_rhs, w.rhs
     start, listed = w.body_row_start, w.body_row_list
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         o = nd * b
         for i in range(o, o + nd):
             c = i - o
@@ -443,7 +443,7 @@ def _reduced_solve(m, w, nrow, GB):
                 ya[i] = inv[b, c, c] * rhs[i]
             else:
                 ya[i] = inv[b, c, 3] * rhs[o + 3] + inv[b, c, 4] * rhs[o + 4] + inv[b, c, 5] * rhs[o + 5]
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         o = nd * b
         for q in range(start[b], start[b + 1]):
             r = listed[q]
@@ -461,7 +461,7 @@ def _reduced_solve(m, w, nrow, GB):
     for u in range(n + nrow):
         if pos[u] >= 0:
             rhs[u] = xb[pos[u]]
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         o = nd * b
         for i in range(o, o + nd):
             if E[i]:
@@ -479,13 +479,21 @@ def _damper_block(m, D, D1, B, pos, kl, factor):
     both ends of the step; nonzero only on the components of the damper's two bodies, inside
     the band by construction of the ordering)."""
     n = D.shape[1]
-    for e in range(m.ei.shape[0]):
-        c = 0.5 * factor * m.ec[e]
+    for e in range(m.damper_index.shape[0]):
+        c = 0.5 * factor * m.damper_coefficient[e]
         for i in range(n):
             if D[e, i] != 0.0:
                 for j in range(n):
                     if D1[e, j] != 0.0:
                         _band_add(B, pos, kl, i, j, c * D[e, i] * D1[e, j])
+
+
+@maybe_njit(inline=True)
+def _row_body(m, row, side):
+    """Body (-1: the base) on side 0 (parent) or 1 (child) of constraint row ``row``: the only
+    bodies whose components of the row are nonzero."""
+    j = m.row_index[row, R_JOINT]
+    return m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
 
 
 @maybe_njit
@@ -497,9 +505,8 @@ def _rows_transpose_times(m, w, G, x, nrow, out):
     for i in range(out.shape[0]):
         out[i] = 0.0
     for r in range(nrow):
-        j = m.ri[rows[r], R_JOINT]
         for side in range(2):
-            body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
+            body = _row_body(m, rows[r], side)
             if body < 0:
                 continue
             for i in range(nd * body, nd * body + nd):
@@ -526,7 +533,7 @@ def _band_add(B, pos, kl, i, j, v):
 def _apply_increment(m, w, nrow):
     """Add the Newton solution ``w.rhs`` to the iterate (rotations by the exponential map)."""
     n = w.r.shape[0]
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         if m.planar:
             w.pos1[b, 0] += w.rhs[3 * b]
             w.pos1[b, 1] += w.rhs[3 * b + 1]
@@ -545,7 +552,7 @@ def evaluate_trial(m, w, nrow, drv1):
     """Joint geometry, constraint rows and damper data at the trial configuration."""
     joint_geometry(m, w.pos1, w.rot1, w.JW1)
     constraint_rows(m, w.rows, nrow, w.rot1, w.JW1, drv1, w.g1, w.G1)
-    if m.ei.shape[0]:
+    if m.damper_index.shape[0]:
         damper_coordinates(m, w.pos1, w.rot1, w.JW1, w.s1, w.D1)
 
 
@@ -589,8 +596,8 @@ def position_step(m, w, nrow, h, drv1, tol, max_iter):
 def _half_momentum(m, w, nrow):
     """``w.P <- p_{k+1/2} = P + f^- - G_k^T nu`` after a converged position step."""
     n = w.P.shape[0]
-    for e in range(m.ei.shape[0]):
-        coef = -0.5 * m.ec[e] * damper_increment(m, e, w.s[e], w.s1[e])
+    for e in range(m.damper_index.shape[0]):
+        coef = -0.5 * m.damper_coefficient[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             w.P[i] += coef * w.D[e, i]
     _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)
@@ -606,17 +613,17 @@ def velocity_step(m, w, nrow, h, rate1):
     n = w.P.shape[0]
     for i in range(n):
         w.rhs[i] = w.P[i] + 0.5 * h * w.Qf1[i]
-    for e in range(m.ei.shape[0]):  # f^+
-        coef = -0.5 * m.ec[e] * damper_increment(m, e, w.s[e], w.s1[e])
+    for e in range(m.damper_index.shape[0]):  # f^+
+        coef = -0.5 * m.damper_coefficient[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             w.rhs[i] += coef * w.D1[e, i]
     for r in range(nrow):
         i_row = w.rows[r]
-        kind = m.ri[i_row, R_KIND]
-        w.g1[r] = rate1[m.ri[i_row, R_DRV]] if (kind == DRV_ANGLE or kind == DRV_SLIDE) else 0.0
+        kind = m.row_index[i_row, R_KIND]
+        w.g1[r] = rate1[m.row_index[i_row, R_DRIVER]] if (kind == DRV_ANGLE or kind == DRV_SLIDE) else 0.0
     if not _kkt_solve(m, w, nrow):
         return False
-    for b in range(m.b_mass.shape[0]):  # the velocity change over h: the next predictor's acceleration
+    for b in range(m.body_mass.shape[0]):  # the velocity change over h: the next predictor's acceleration
         if m.planar:
             w.acc[3 * b] = (w.rhs[3 * b] - w.vel[b, 0]) / h
             w.acc[3 * b + 1] = (w.rhs[3 * b + 1] - w.vel[b, 1]) / h
@@ -625,7 +632,7 @@ def velocity_step(m, w, nrow, h, rate1):
             for i in range(3):
                 w.acc[6 * b + i] = (w.rhs[6 * b + i] - w.vel[b, i]) / h
                 w.acc[6 * b + 3 + i] = (w.rhs[6 * b + 3 + i] - w.omg[b, i]) / h
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         if m.planar:
             w.vel[b, 0], w.vel[b, 1], w.vel[b, 2] = w.rhs[3 * b], w.rhs[3 * b + 1], 0.0
             w.omg[b, 0], w.omg[b, 1], w.omg[b, 2] = 0.0, 0.0, w.rhs[3 * b + 2]
@@ -666,9 +673,8 @@ def _copy_row_blocks(m, w, dst, src):
     nd = 3 if m.planar else 6
     rows = w.rows
     for r in range(dst.shape[0]):
-        j = m.ri[rows[r], R_JOINT]
         for side in range(2):
-            body = m.ji[j, J_PA] if side == 0 else m.ji[j, J_PB]
+            body = _row_body(m, rows[r], side)
             if body >= 0:
                 for i in range(nd * body, nd * body + nd):
                     dst[r, i] = src[r, i]
@@ -686,7 +692,7 @@ def _commit(m, w):
     copy1(w.s, w.s1)
     copy2(w.D, w.D1)
     if not m.planar:
-        for b in range(m.b_mass.shape[0]):
+        for b in range(m.body_mass.shape[0]):
             reorthonormalize(w.rot[b], w.S[0], w.S[1])
 
 
@@ -720,7 +726,7 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
 def largest_rotation(m, w):
     """Largest rotation (rad) of a body from the state to the trial state of the step."""
     worst = 0.0
-    for b in range(m.b_mass.shape[0]):
+    for b in range(m.body_mass.shape[0]):
         a = abs(w.ang1[b] - w.ang[b]) if m.planar else _rotation_angle(w.rot[b], w.rot1[b])
         if not a <= worst:
             worst = a
@@ -731,18 +737,18 @@ def largest_rotation(m, w):
 def _add_work(m, w, nrow, h, drv0, drv1, acc):
     """Work of the step: dampers ``-c ds^2 / h``; motion drivers ``-(lambda + mu)/2 dq``;
     torque drivers ``(tau_k + tau_{k+1})/2 dq``; loads (see forces.load_work)."""
-    for e in range(m.ei.shape[0]):
+    for e in range(m.damper_index.shape[0]):
         ds = damper_increment(m, e, w.s[e], w.s1[e])
-        acc[0] -= m.ec[e] * ds * ds / h
+        acc[0] -= m.damper_coefficient[e] * ds * ds / h
     for r in range(nrow):
         i = w.rows[r]
-        if m.ri[i, R_KIND] == DRV_ANGLE or m.ri[i, R_KIND] == DRV_SLIDE:
-            d = m.ri[i, R_DRV]
+        if m.row_index[i, R_KIND] == DRV_ANGLE or m.row_index[i, R_KIND] == DRV_SLIDE:
+            d = m.row_index[i, R_DRIVER]
             acc[1] -= (w.nu[r] + w.nu2[r]) / h * (drv1[d] - drv0[d])
-    for d in range(m.di.shape[0]):
-        k, c = m.di[d, D_Q], m.di[d, D_DRIVER]
+    for d in range(m.torque_driver_index.shape[0]):
+        k, c = m.torque_driver_index[d, D_VARIABLE], m.torque_driver_index[d, D_DRIVER]
         acc[1] += 0.5 * (drv0[c] + drv1[c]) * (w.q1[k] - w.q[k])
-    if m.li.shape[0]:
+    if m.load_body.shape[0]:
         acc[2] += load_work(m, w.pos, w.rot, w.pos1, w.rot1)
 
 

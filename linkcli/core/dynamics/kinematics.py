@@ -18,24 +18,24 @@ import math
 from ..jit import maybe_njit
 from ..mechanism import CYLINDRICAL, FIXED, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .layout import (
-    G_A1,
-    G_A2,
-    G_AX,
-    G_B1,
-    G_OA,
-    G_OB,
-    G_SA,
-    G_SB,
-    J_AXA,
-    J_N1A,
-    J_N1B,
-    J_N2A,
-    J_PA,
-    J_PB,
-    J_QN,
-    J_QS,
-    J_RA,
-    J_RB,
+    G_ARM_A,
+    G_ARM_B,
+    G_AXIS_A,
+    G_NORMAL1_A,
+    G_NORMAL1_B,
+    G_NORMAL2_A,
+    G_ORIGIN_A,
+    G_ORIGIN_B,
+    J_CHILD_BODY,
+    J_CHILD_NORMAL1,
+    J_CHILD_ORIGIN,
+    J_PARENT_AXIS,
+    J_PARENT_BODY,
+    J_PARENT_NORMAL1,
+    J_PARENT_NORMAL2,
+    J_PARENT_ORIGIN,
+    J_Q_COUNT,
+    J_Q_START,
     J_TYPE,
 )
 from .linalg import add, cross, dot, lu_factor, lu_solve, matTvec, matvec, row3, scale, sub, wrap_angle
@@ -76,21 +76,21 @@ def _put(JW, j, k, v):
 
 @maybe_njit
 def joint_geometry(m, pos, rot, JW):
-    """World geometry of every joint into ``JW (n_j, 8, 3)``: rows ``G_OA, G_SA, G_OB, G_SB``
-    (frame origins and lever arms, m), ``G_A1, G_A2, G_B1`` (perpendiculars n1, n2 of frame A
-    and n1 of frame B) and ``G_AX`` (joint axis on frame A)."""
-    for j in range(m.ji.shape[0]):
-        pa, pb = m.ji[j, J_PA], m.ji[j, J_PB]
-        o_a, s_a = point(pa, row3(m.jv[j], J_RA), pos, rot)
-        o_b, s_b = point(pb, row3(m.jv[j], J_RB), pos, rot)
-        _put(JW, j, G_OA, o_a)
-        _put(JW, j, G_SA, s_a)
-        _put(JW, j, G_OB, o_b)
-        _put(JW, j, G_SB, s_b)
-        _put(JW, j, G_A1, direction(pa, row3(m.jv[j], J_N1A), rot))
-        _put(JW, j, G_A2, direction(pa, row3(m.jv[j], J_N2A), rot))
-        _put(JW, j, G_B1, direction(pb, row3(m.jv[j], J_N1B), rot))
-        _put(JW, j, G_AX, direction(pa, row3(m.jv[j], J_AXA), rot))
+    """World geometry of every joint into ``JW (n_j, 8, 3)``: rows ``G_ORIGIN_A, G_ARM_A, G_ORIGIN_B, G_ARM_B``
+    (frame origins and lever arms, m), ``G_NORMAL1_A, G_NORMAL2_A, G_NORMAL1_B`` (perpendiculars n1, n2 of frame A
+    and n1 of frame B) and ``G_AXIS_A`` (joint axis on frame A)."""
+    for j in range(m.joint_index.shape[0]):
+        pa, pb = m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]
+        o_a, s_a = point(pa, row3(m.joint_vectors[j], J_PARENT_ORIGIN), pos, rot)
+        o_b, s_b = point(pb, row3(m.joint_vectors[j], J_CHILD_ORIGIN), pos, rot)
+        _put(JW, j, G_ORIGIN_A, o_a)
+        _put(JW, j, G_ARM_A, s_a)
+        _put(JW, j, G_ORIGIN_B, o_b)
+        _put(JW, j, G_ARM_B, s_b)
+        _put(JW, j, G_NORMAL1_A, direction(pa, row3(m.joint_vectors[j], J_PARENT_NORMAL1), rot))
+        _put(JW, j, G_NORMAL2_A, direction(pa, row3(m.joint_vectors[j], J_PARENT_NORMAL2), rot))
+        _put(JW, j, G_NORMAL1_B, direction(pb, row3(m.joint_vectors[j], J_CHILD_NORMAL1), rot))
+        _put(JW, j, G_AXIS_A, direction(pa, row3(m.joint_vectors[j], J_PARENT_AXIS), rot))
 
 
 @maybe_njit
@@ -98,7 +98,7 @@ def joint_angle(Gj):
     """``(phi, grad)``: rotation (rad, in (-pi, pi]) of frame B relative to frame A about the
     joint axis, from the joint's geometry ``Gj = JW[j]``, and its gradient with respect to the
     child's rotation (world; the parent's is the opposite; no dependence on translations)."""
-    a1, a2, b1 = row3(Gj, G_A1), row3(Gj, G_A2), row3(Gj, G_B1)
+    a1, a2, b1 = row3(Gj, G_NORMAL1_A), row3(Gj, G_NORMAL2_A), row3(Gj, G_NORMAL1_B)
     c, s = dot(a1, b1), dot(a2, b1)
     r2 = c * c + s * s
     # dc = dtheta_b . (b1 x a1), ds = dtheta_b . (b1 x a2), dphi = (c ds - s dc) / r2
@@ -116,8 +116,8 @@ def perp_gradient(n, s_a, s_b, ob_xa):
 def joint_slide(Gj, n):
     """``(value, ga_x, ga_t, gb_x, gb_t)``: ``n . (o_b - o_a)`` for a world direction ``n``
     fixed on frame A, from the joint's geometry ``Gj = JW[j]``, and its gradient."""
-    d = sub(row3(Gj, G_OB), row3(Gj, G_OA))
-    ga_x, ga_t, gb_x, gb_t = perp_gradient(n, row3(Gj, G_SA), row3(Gj, G_SB), add(d, row3(Gj, G_SA)))
+    d = sub(row3(Gj, G_ORIGIN_B), row3(Gj, G_ORIGIN_A))
+    ga_x, ga_t, gb_x, gb_t = perp_gradient(n, row3(Gj, G_ARM_A), row3(Gj, G_ARM_B), add(d, row3(Gj, G_ARM_A)))
     return dot(n, d), ga_x, ga_t, gb_x, gb_t
 
 
@@ -129,16 +129,18 @@ def _unwrapped(raw, prev):
 @maybe_njit
 def _to_frame_a(m, j, v, rot):
     """World vector ``v`` in frame-A coordinates of joint ``j``."""
-    pa = m.ji[j, J_PA]
+    pa = m.joint_index[j, J_PARENT_BODY]
     vb = v if pa < 0 else matTvec(rot[pa], v)
-    return matTvec(m.jm[j, 0], vb)
+    return matTvec(m.joint_rotations[j, 0], vb)
 
 
 @maybe_njit
 def _relative_rotation(m, j, rot, Rrel):
     """``Rrel = R_A^T R_B`` (3, 3): frame B's rotation in frame A."""
     for c in range(3):
-        col = direction(m.ji[j, J_PB], (m.jm[j, 1, 0, c], m.jm[j, 1, 1, c], m.jm[j, 1, 2, c]), rot)
+        col = direction(m.joint_index[j, J_CHILD_BODY],
+                        (m.joint_rotations[j, 1, 0, c], m.joint_rotations[j, 1, 1, c], m.joint_rotations[j, 1, 2, c]),
+                        rot)
         col = _to_frame_a(m, j, col, rot)
         Rrel[0, c], Rrel[1, c], Rrel[2, c] = col[0], col[1], col[2]
 
@@ -152,16 +154,16 @@ def joint_variables(m, pos, rot, JW, q_prev, q, Rrel):
     slide along it), prismatic slide, universal Rx(q1) Ry(q2), spherical Rz(q1) Ry(q2) Rx(q3)
     (of its two solutions the one nearer ``q_prev``), planar x, y, then Rz.
     """
-    for j in range(m.ji.shape[0]):
-        t, k = m.ji[j, J_TYPE], m.ji[j, J_QS]
+    for j in range(m.joint_index.shape[0]):
+        t, k = m.joint_index[j, J_TYPE], m.joint_index[j, J_Q_START]
         if t == FIXED:
             continue
         if t == REVOLUTE or t == CYLINDRICAL:
             q[k] = _unwrapped(joint_angle(JW[j])[0], q_prev[k])
             if t == CYLINDRICAL:
-                q[k + 1] = joint_slide(JW[j], row3(JW[j], G_AX))[0]
+                q[k + 1] = joint_slide(JW[j], row3(JW[j], G_AXIS_A))[0]
         elif t == PRISMATIC:
-            q[k] = joint_slide(JW[j], row3(JW[j], G_AX))[0]
+            q[k] = joint_slide(JW[j], row3(JW[j], G_AXIS_A))[0]
         else:
             _relative_rotation(m, j, rot, Rrel)
             if t == UNIVERSAL:
@@ -170,7 +172,7 @@ def joint_variables(m, pos, rot, JW, q_prev, q, Rrel):
             elif t == SPHERICAL:
                 _spherical(Rrel, q_prev, k, q)
             elif t == PLANAR:
-                p = _to_frame_a(m, j, sub(row3(JW[j], G_OB), row3(JW[j], G_OA)), rot)
+                p = _to_frame_a(m, j, sub(row3(JW[j], G_ORIGIN_B), row3(JW[j], G_ORIGIN_A)), rot)
                 q[k], q[k + 1] = p[0], p[1]
                 q[k + 2] = _unwrapped(math.atan2(Rrel[1, 0], Rrel[0, 0]), q_prev[k + 2])
 
@@ -200,22 +202,22 @@ def joint_rates(m, rot, vel, omg, JW, q, qd, S, rhs, idx, piv):
     squares (exact when the joint constraints hold). Scratch: ``S`` (3, 3, 3), ``rhs`` (3,),
     ``idx``, ``piv`` (3,) int."""
     R, C, N = S[0], S[1], S[2]
-    for j in range(m.ji.shape[0]):
-        if m.ji[j, J_QN] == 0:
+    for j in range(m.joint_index.shape[0]):
+        if m.joint_index[j, J_Q_COUNT] == 0:
             continue
         G = JW[j]
-        pa, pb = m.ji[j, J_PA], m.ji[j, J_PB]
+        pa, pb = m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]
         w_a = ZERO3 if pa < 0 else row3(omg, pa)
         w_b = ZERO3 if pb < 0 else row3(omg, pb)
-        d = sub(row3(G, G_OB), row3(G, G_OA))
-        v_rel = sub(sub(point_velocity(pb, row3(G, G_SB), vel, omg), point_velocity(pa, row3(G, G_SA), vel, omg)),
+        d = sub(row3(G, G_ORIGIN_B), row3(G, G_ORIGIN_A))
+        v_rel = sub(sub(point_velocity(pb, row3(G, G_ARM_B), vel, omg), point_velocity(pa, row3(G, G_ARM_A), vel, omg)),
                     cross(w_a, d))
-        t, k = m.ji[j, J_TYPE], m.ji[j, J_QS]
+        t, k = m.joint_index[j, J_TYPE], m.joint_index[j, J_Q_START]
         if t == REVOLUTE:  # fast paths: the rate along the (world) axis
-            qd[k] = dot(row3(G, G_AX), sub(w_b, w_a))
+            qd[k] = dot(row3(G, G_AXIS_A), sub(w_b, w_a))
             continue
         if t == PRISMATIC:
-            qd[k] = dot(row3(G, G_AX), v_rel)
+            qd[k] = dot(row3(G, G_AXIS_A), v_rel)
             continue
         targets = (_to_frame_a(m, j, v_rel, rot), _to_frame_a(m, j, sub(w_b, w_a), rot))
         for kind in range(2):  # 0: translations (match v_rel), 1: rotations (match w_rel)
@@ -234,8 +236,8 @@ def _current_axes(m, j, q, kind, R, C, idx):
         for b in range(3):
             R[a, b] = 1.0 if a == b else 0.0
     cnt = 0
-    for k in range(m.ji[j, J_QS], m.ji[j, J_QS] + m.ji[j, J_QN]):
-        is_rot = m.q_rot[k] != 0
+    for k in range(m.joint_index[j, J_Q_START], m.joint_index[j, J_Q_START] + m.joint_index[j, J_Q_COUNT]):
+        is_rot = m.q_is_rotation[k] != 0
         if is_rot == (kind == 1):
             axis = matvec(R, row3(m.q_axis, k))
             C[cnt, 0], C[cnt, 1], C[cnt, 2] = axis[0], axis[1], axis[2]

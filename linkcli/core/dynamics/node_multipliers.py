@@ -29,12 +29,25 @@ from .constraints import DRV_ANGLE, DRV_SLIDE, POS, ROT_PERP, constraint_rows
 from .forces import applied_forces, damper_coordinates
 from .inertia import mass_block
 from .kinematics import direction, joint_geometry
-from .layout import G_A1, G_A2, G_AX, G_B1, G_OA, G_OB, G_SA, G_SB, J_PA, J_PB, N_GEOMETRY, R_DRV, R_JOINT, R_KIND
+from .layout import (
+    G_ARM_A,
+    G_ARM_B,
+    G_AXIS_A,
+    G_NORMAL1_A,
+    G_NORMAL1_B,
+    G_NORMAL2_A,
+    G_ORIGIN_A,
+    G_ORIGIN_B,
+    J_CHILD_BODY,
+    J_PARENT_BODY,
+    N_GEOMETRY,
+    R_DRIVER,
+    R_JOINT,
+    R_KIND,
+)
 from .linalg import add, band_lu_factor, band_lu_solve, cross, dot, row3, sub
 from .ordering import kkt_order
 from .structs import as_kernel
-
-SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 
 SINGULAR_PIVOT = 1e-14  # as the integrator's: smallest |pivot| / max|entry| of a solvable system
 
@@ -56,21 +69,21 @@ def _velocity(body, vel):
 @maybe_njit
 def _row_curvature(m, i, rot, vel, omg, JW):
     """``d2g/dt2`` of row ``i`` along the motion at zero body accelerations (m/s^2 or 1/s^2)."""
-    j = m.ri[i, R_JOINT]
-    kind = m.ri[i, R_KIND]
-    pa, pb = m.ji[j, J_PA], m.ji[j, J_PB]
+    j = m.row_index[i, R_JOINT]
+    kind = m.row_index[i, R_KIND]
+    pa, pb = m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]
     wa, wb = _omega(pa, omg), _omega(pb, omg)
     Gj = JW[j]
-    s_a, s_b = row3(Gj, G_SA), row3(Gj, G_SB)
+    s_a, s_b = row3(Gj, G_ARM_A), row3(Gj, G_ARM_B)
     acc_a, acc_b = cross(wa, cross(wa, s_a)), cross(wb, cross(wb, s_b))
     if kind == POS:
-        return dot(row3(m.rv[i], 0), sub(acc_b, acc_a))
+        return dot(row3(m.row_vectors[i], 0), sub(acc_b, acc_a))
     if kind == ROT_PERP:
-        U, W = direction(pa, row3(m.rv[i], 0), rot), direction(pb, row3(m.rv[i], 1), rot)
+        U, W = direction(pa, row3(m.row_vectors[i], 0), rot), direction(pb, row3(m.row_vectors[i], 1), rot)
         dU, dW = cross(wa, U), cross(wb, W)
         return dot(cross(wa, dU), W) + 2.0 * dot(dU, dW) + dot(U, cross(wb, dW))
     if kind == DRV_ANGLE:  # phi = atan2(a2 . b1, a1 . b1)
-        a1, a2, b1 = row3(Gj, G_A1), row3(Gj, G_A2), row3(Gj, G_B1)
+        a1, a2, b1 = row3(Gj, G_NORMAL1_A), row3(Gj, G_NORMAL2_A), row3(Gj, G_NORMAL1_B)
         da1, da2, db1 = cross(wa, a1), cross(wa, a2), cross(wb, b1)
         c, s = dot(a1, b1), dot(a2, b1)
         dc, ds = dot(da1, b1) + dot(a1, db1), dot(da2, b1) + dot(a2, db1)
@@ -81,33 +94,58 @@ def _row_curvature(m, i, rot, vel, omg, JW):
         dphi = (c * ds - s * dc) / r2
         return (c * dds - s * ddc) / r2 - 2.0 * dphi * (c * dc + s * ds) / r2
     # POS_PERP and DRV_SLIDE: n . d with n fixed on body a, d = o_b - o_a
-    n = direction(pa, row3(m.rv[i], 0), rot) if kind != DRV_SLIDE else row3(Gj, G_AX)
+    n = direction(pa, row3(m.row_vectors[i], 0), rot) if kind != DRV_SLIDE else row3(Gj, G_AXIS_A)
     dn = cross(wa, n)
-    d = sub(row3(Gj, G_OB), row3(Gj, G_OA))
+    d = sub(row3(Gj, G_ORIGIN_B), row3(Gj, G_ORIGIN_A))
     dd = sub(add(_velocity(pb, vel), cross(wb, s_b)), add(_velocity(pa, vel), cross(wa, s_a)))
     return dot(cross(wa, dn), d) + 2.0 * dot(dn, dd) + dot(n, sub(acc_b, acc_a))
+
+
+@maybe_njit
+def rows_and_forces(m, pos, rot, q, v, drv, JW, g, G, Q, s, D, rows):
+    """At one state: the joint geometry ``JW`` (:func:`.kinematics.joint_geometry`), the
+    constraint rows ``rows`` (values ``g``, Jacobian ``G``, :func:`.constraints.constraint_rows`)
+    and the applied generalized force ``Q`` (n,) (N, N m, world): gravity, springs, constant
+    loads, torque drivers (:func:`.forces.applied_forces`) and the dampers' ``-c (grad s . v)
+    grad s`` at the generalized velocity ``v`` (n,) (coordinates ``s`` and gradients ``D`` of
+    :func:`.forces.damper_coordinates` as scratch). ``pos``, ``rot`` body poses, ``q`` joint
+    variables, ``drv`` driver values. Shared by the multipliers of saved states (below) and by
+    kinetostatics (linkcli.core.kinetostatics)."""
+    joint_geometry(m, pos, rot, JW)
+    constraint_rows(m, rows, rows.shape[0], rot, JW, drv, g, G)
+    applied_forces(m, pos, rot, JW, q, drv, Q)
+    n_e, n = m.damper_index.shape[0], Q.shape[0]
+    if n_e:
+        damper_coordinates(m, pos, rot, JW, s, D)
+        for e in range(n_e):
+            rate = 0.0
+            for i in range(n):
+                rate += D[e, i] * v[i]
+            c = m.damper_coefficient[e] * rate
+            for i in range(n):
+                Q[i] -= c * D[e, i]
 
 
 @maybe_njit
 def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S, v, rows):
     """Saddle-point matrix ``K`` (N, N) and right-hand side ``rhs`` (N,) of one state (all
     constraint rows; see the module doc); the other arguments after ``rhs`` are scratch."""
-    nb, n_rows, n_e = m.b_mass.shape[0], m.ri.shape[0], m.ei.shape[0]
+    nb, n_rows = m.body_mass.shape[0], m.row_index.shape[0]
     nd = 3 if m.planar else 6
     n = nd * nb
     for i in range(K.shape[0]):
         for j in range(K.shape[1]):
             K[i, j] = 0.0
-    joint_geometry(m, pos, rot, JW)
-    constraint_rows(m, rows, n_rows, rot, JW, drv, g, G)
-    applied_forces(m, pos, rot, JW, q, drv, Q)
     for b in range(nb):
-        mass_block(m, b, rot, K, nd * b, 1.0, S)
         if m.planar:
             v[3 * b], v[3 * b + 1], v[3 * b + 2] = vel[b, 0], vel[b, 1], omg[b, 2]
         else:
             for c in range(3):
                 v[6 * b + c], v[6 * b + 3 + c] = vel[b, c], omg[b, c]
+    rows_and_forces(m, pos, rot, q, v, drv, JW, g, G, Q, sd, D, rows)
+    for b in range(nb):
+        mass_block(m, b, rot, K, nd * b, 1.0, S)
+        if not m.planar:
             w = (omg[b, 0], omg[b, 1], omg[b, 2])
             Jw = (S[0, 0] * w[0] + S[0, 1] * w[1] + S[0, 2] * w[2],
                   S[1, 0] * w[0] + S[1, 1] * w[1] + S[1, 2] * w[2],
@@ -115,14 +153,6 @@ def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S
             gyro = cross(w, Jw)
             for c in range(3):
                 Q[6 * b + 3 + c] -= gyro[c]
-    if n_e:
-        damper_coordinates(m, pos, rot, JW, sd, D)
-        for e in range(n_e):
-            rate = 0.0
-            for i in range(n):
-                rate += D[e, i] * v[i]
-            for i in range(n):
-                Q[i] -= m.ec[e] * rate * D[e, i]
     for i in range(n):
         rhs[i] = Q[i]
     for r in range(n_rows):
@@ -130,7 +160,7 @@ def _build(m, pos, rot, vel, omg, q, drv, drv_acc, K, rhs, JW, g, G, Q, sd, D, S
             K[n + r, i] = G[r, i]
             K[i, n + r] = G[r, i]
         c = -_row_curvature(m, r, rot, vel, omg, JW)
-        d = m.ri[r, R_DRV]
+        d = m.row_index[r, R_DRIVER]
         if d >= 0:
             c += drv_acc[d]
         rhs[n + r] = c
@@ -144,10 +174,10 @@ def solve_nodes(m, pos, rot, vel, omg, q, drv, drv_acc, sx, K_all, rhs_all, lam,
     multipliers (unscaled) into ``lam`` (n_s, n_rows) (NaN where singular), else store the
     scaled systems in ``K_all`` (n_s, N, N) and ``rhs_all`` (n_s, N) for a minimum-norm solve by
     the caller."""
-    nb, n_rows, n_e = m.b_mass.shape[0], m.ri.shape[0], m.ei.shape[0]
+    nb, n_rows, n_e = m.body_mass.shape[0], m.row_index.shape[0], m.damper_index.shape[0]
     n = (3 if m.planar else 6) * nb
     N = n + n_rows
-    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
+    JW = np.zeros((m.joint_index.shape[0], N_GEOMETRY, 3))
     g, G, Q = np.zeros(n_rows), np.zeros((n_rows, n)), np.zeros(n)
     sd, D = np.zeros(n_e), np.zeros((n_e, n))
     S, v = np.zeros((3, 3)), np.zeros(n)
@@ -191,7 +221,7 @@ def node_multipliers(m, pos, rot, vel, omg, q, drv, drv_acc, row_scale, col_scal
     Samples whose system is singular get NaN. The unknowns are scaled (rotations and angular
     rows by the mechanism size) so that pivoting and the minimum norm compare like with like."""
     km = as_kernel(m)
-    n_rows = m.ri.shape[0]
+    n_rows = m.row_index.shape[0]
     N = col_scale.shape[0] + n_rows
     sx = np.ascontiguousarray(np.r_[col_scale, row_scale], dtype=float)
     lam = np.full((len(pos), n_rows), np.nan)

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from .layout import AXIAL, E_INDEX, E_KIND, J_PA, J_PB, R_JOINT
+from .layout import AXIAL, E_ELEMENT, E_KIND, J_CHILD_BODY, J_PARENT_BODY, R_JOINT
 
 
 def eliminable_components(m) -> np.ndarray:
@@ -29,28 +29,29 @@ def eliminable_components(m) -> np.ndarray:
     (the damper couples it with another body). For small models this is the constraint Schur
     complement (W3: the 8 x 8 constraint rows instead of 17 unknowns); for chains the
     eliminated system stays banded."""
-    nb, nd = m.b_mass.shape[0], (3 if m.planar else 6)
+    nb, nd = m.body_mass.shape[0], (3 if m.planar else 6)
     out = np.zeros(nd * nb, dtype=np.int64)
     damped = set()
-    for e in range(m.ei.shape[0]):
-        i = m.ei[e, E_INDEX]
-        if m.ei[e, E_KIND] == AXIAL:
-            pair = (m.ai[i, 0], m.ai[i, 1])
+    for e in range(m.damper_index.shape[0]):
+        i = m.damper_index[e, E_ELEMENT]
+        if m.damper_index[e, E_KIND] == AXIAL:
+            pair = (m.axial_bodies[i, 0], m.axial_bodies[i, 1])
         else:
-            pair = (m.ji[m.ti[i, 0], J_PA], m.ji[m.ti[i, 0], J_PB])
+            joint = m.torsional_index[i, 0]
+            pair = (m.joint_index[joint, J_PARENT_BODY], m.joint_index[joint, J_CHILD_BODY])
         damped.update(int(b) for b in pair)
-    L2 = m.length ** 2
+    L2 = m.mechanism_size ** 2
     for b in range(nb):
-        mass = m.b_mass[b]
+        mass = m.body_mass[b]
         if b in damped or not mass > 0:
             continue
         floor = 1e-3 * mass * L2
         if m.planar:
             out[nd * b: nd * b + 2] = 1
-            out[nd * b + 2] = int(m.b_inertia[b, 2, 2] >= floor)
+            out[nd * b + 2] = int(m.body_inertia[b, 2, 2] >= floor)
         else:
             out[nd * b: nd * b + 3] = 1
-            out[nd * b + 3: nd * b + 6] = int(np.linalg.eigvalsh(m.b_inertia[b]).min() >= floor)
+            out[nd * b + 3: nd * b + 6] = int(np.linalg.eigvalsh(m.body_inertia[b]).min() >= floor)
     return out
 
 
@@ -60,7 +61,7 @@ def kkt_pattern(m, eliminated=None) -> tuple[np.ndarray, np.ndarray]:
     A body's components are coupled with each other (mass block), with the rows of its joints
     and, through a damper, with the components of the other body of the damper. Components
     marked in ``eliminated`` are left out and the rows of their body coupled instead."""
-    nb, nd = m.b_mass.shape[0], (3 if m.planar else 6)
+    nb, nd = m.body_mass.shape[0], (3 if m.planar else 6)
     n = nd * nb
     kept = np.ones(n, dtype=bool) if eliminated is None else np.asarray(eliminated) == 0
     dofs = lambda b: [d for d in range(nd * b, nd * b + nd) if kept[d]] if b >= 0 else []  # noqa: E731
@@ -77,25 +78,26 @@ def kkt_pattern(m, eliminated=None) -> tuple[np.ndarray, np.ndarray]:
         clique(list(dofs(b)))
     if eliminated is not None:
         touching: list[list[int]] = [[] for _ in range(nb)]
-        for i_row in range(m.ri.shape[0]):
-            j = m.ri[i_row, R_JOINT]
-            for body in (m.ji[j, J_PA], m.ji[j, J_PB]):
+        for i_row in range(m.row_index.shape[0]):
+            j = m.row_index[i_row, R_JOINT]
+            for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
                 if body >= 0 and not kept[nd * body: nd * body + nd].all():
                     touching[body].append(n + i_row)
         for rows in touching:
             clique(rows)
-    for i_row in range(m.ri.shape[0]):
-        j = m.ri[i_row, R_JOINT]
-        for body in (m.ji[j, J_PA], m.ji[j, J_PB]):
+    for i_row in range(m.row_index.shape[0]):
+        j = m.row_index[i_row, R_JOINT]
+        for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
             for d in dofs(body):
                 ii += [n + i_row, d]
                 jj += [d, n + i_row]
         ii.append(n + i_row)  # the (zero) diagonal: every unknown is a node of the graph
         jj.append(n + i_row)
-    for e in range(m.ei.shape[0]):
-        i = m.ei[e, E_INDEX]
-        pair = (m.ai[i, 0], m.ai[i, 1]) if m.ei[e, E_KIND] == AXIAL else (m.ji[m.ti[i, 0], J_PA],
-                                                                          m.ji[m.ti[i, 0], J_PB])
+    for e in range(m.damper_index.shape[0]):
+        i = m.damper_index[e, E_ELEMENT]
+        pair = ((m.axial_bodies[i, 0], m.axial_bodies[i, 1]) if m.damper_index[e, E_KIND] == AXIAL
+                else (m.joint_index[m.torsional_index[i, 0], J_PARENT_BODY],
+                      m.joint_index[m.torsional_index[i, 0], J_CHILD_BODY]))
         clique([d for body in pair for d in dofs(body)])
     return np.array(ii, dtype=np.int64), np.array(jj, dtype=np.int64)
 
@@ -107,7 +109,7 @@ def kkt_order(m, eliminated=None) -> tuple[np.ndarray, int]:
     the step costs O(N). Any subset of the rows, kept in this relative order, has a bandwidth no
     larger (removing unknowns only brings the others closer). ``eliminated``: see
     :func:`kkt_pattern` (eliminated components get positions too, never used)."""
-    N = m.c_scale.shape[0] + m.ri.shape[0]
+    N = m.coordinate_scale.shape[0] + m.row_index.shape[0]
     ii, jj = kkt_pattern(m, eliminated)
     if N == 0:
         return np.zeros(0, dtype=np.int64), 0

@@ -44,8 +44,9 @@ def sample_outputs(m, cg, pos, rot, vel, omg, q, drv, lam) -> SampleOutputs:
     link coordinates, ``drv`` (n_s, n_drivers) driver values, ``lam`` (n_s, n_rows) multipliers)."""
     n_s, nb = pos.shape[0], pos.shape[1]
     z = lambda *shape: np.zeros((n_s,) + shape)  # noqa: E731
-    o = SampleOutputs(z(nb + 1, 4, 4), z(nb + 1, 6), z(q.shape[1]), z(m.ap.shape[0], 3), z(m.tp.shape[0], 3),
-                      z(m.ji.shape[0], 3), z(m.ji.shape[0], 3), z(), z(), z())
+    o = SampleOutputs(z(nb + 1, 4, 4), z(nb + 1, 6), z(q.shape[1]), z(m.axial_parameters.shape[0], 3),
+                      z(m.torsional_parameters.shape[0], 3),
+                      z(m.joint_index.shape[0], 3), z(m.joint_index.shape[0], 3), z(), z(), z())
     _fill(as_kernel(m), np.ascontiguousarray(cg, dtype=float), pos, rot, vel, omg, q, drv, lam, o.link_pose,
           o.link_velocity, o.qd, o.axial, o.torsional, o.force, o.moment, o.kinetic, o.potential, o.residual)
     return o
@@ -53,7 +54,7 @@ def sample_outputs(m, cg, pos, rot, vel, omg, q, drv, lam) -> SampleOutputs:
 
 @maybe_njit
 def _fill(m, cg, pos, rot, vel, omg, q, drv, lam, T, V, qd, axial, tors, force, moment, kin, pot, res):
-    nj = m.ji.shape[0]
+    nj = m.joint_index.shape[0]
     JW = np.zeros((nj, N_GEOMETRY, 3))
     S, rhs = np.zeros((3, 3, 3)), np.zeros(3)
     idx, piv = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)

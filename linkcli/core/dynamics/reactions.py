@@ -13,7 +13,7 @@ import numpy as np
 from ..jit import maybe_njit
 from .constraints import constraint_rows, eval_row
 from .kinematics import joint_geometry
-from .layout import G_OA, G_OB, G_SA, G_SB, J_PB, N_GEOMETRY, R_JOINT
+from .layout import G_ARM_A, G_ARM_B, G_ORIGIN_A, G_ORIGIN_B, J_CHILD_BODY, N_GEOMETRY, R_JOINT
 from .linalg import add, cross, row3, scale, sub
 
 
@@ -28,8 +28,8 @@ def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
     fa[:, :] = 0.0
     ma[:, :] = 0.0
     residual = 0.0
-    for i in range(m.ri.shape[0]):
-        j = m.ri[i, R_JOINT]
+    for i in range(m.row_index.shape[0]):
+        j = m.row_index[i, R_JOINT]
         val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
         if not abs(val) <= residual:
             residual = abs(val)
@@ -39,8 +39,9 @@ def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
             fa[j, c] -= lam[i] * ga_x[c]
             ma[j, c] -= lam[i] * ga_t[c]
     for j in range(force.shape[0]):
-        o_a, s_a, o_b, s_b = row3(JW[j], G_OA), row3(JW[j], G_SA), row3(JW[j], G_OB), row3(JW[j], G_SB)
-        if m.ji[j, J_PB] >= 0:  # moment about the CG -> about o_b = x_b + s_b
+        o_a, s_a = row3(JW[j], G_ORIGIN_A), row3(JW[j], G_ARM_A)
+        o_b, s_b = row3(JW[j], G_ORIGIN_B), row3(JW[j], G_ARM_B)
+        if m.joint_index[j, J_CHILD_BODY] >= 0:  # moment about the CG -> about o_b = x_b + s_b
             f = (force[j, 0], force[j, 1], force[j, 2])
             mo = sub((moment[j, 0], moment[j, 1], moment[j, 2]), cross(s_b, f))
         else:  # child is the base: minus the parent's wrench, moved to o_b
@@ -57,10 +58,10 @@ def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
 @maybe_njit
 def jacobians(m, pos, rot, drv, G):
     """Jacobians ``G (n_s, n_rows, n)`` of all rows at saved states."""
-    n_rows = m.ri.shape[0]
+    n_rows = m.row_index.shape[0]
     rows = np.arange(n_rows)
     g = np.zeros(n_rows)
-    JW = np.zeros((m.ji.shape[0], N_GEOMETRY, 3))
+    JW = np.zeros((m.joint_index.shape[0], N_GEOMETRY, 3))
     for s in range(pos.shape[0]):
         joint_geometry(m, pos[s], rot[s], JW)
         constraint_rows(m, rows, n_rows, rot[s], JW, drv[s], g, G[s])

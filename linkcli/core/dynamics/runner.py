@@ -14,7 +14,7 @@ from .. import forward
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
-from .layout import R_DRV
+from .layout import R_DRIVER
 from .node_multipliers import node_multipliers
 from .outputs import sample_outputs
 from .result import SimulationResult
@@ -186,7 +186,7 @@ def _passage_difference(setup, start, a, b) -> tuple[float, int]:
     one step computed at two substep sizes, relative to the step's displacement from ``start``
     (positions, rotations times the model length) or to the largest body speed (velocities),
     and the body where it is largest."""
-    L = setup.model.length
+    L = setup.model.mechanism_size
     if setup.mech.planar:
         pose = lambda s: np.c_[s["pos"][:, :2], L * s["ang"]]  # noqa: E731
     else:  # rotation differences by the rotation vector of R_b R_a^T (small angles)
@@ -239,7 +239,7 @@ def _reselect(setup, w, nrow, k):
     w.G1[:] = 0.0
     it.order_unknowns(model, w, len(rows))
     it.refresh(setup.km, setup.wk, len(rows), setup.drv[k + 1])
-    setup.redundant = setup.redundant or len(rows) < model.ri.shape[0]
+    setup.redundant = setup.redundant or len(rows) < model.row_index.shape[0]
     setup.warnings.append(f"t = {k * setup.h:.6g} s: the constraint rank changed; {len(rows)} independent "
                           f"constraint equations re-selected (was {nrow})")
     return len(rows)
@@ -252,7 +252,7 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
     where = f"step from t = {t_node:.6g} s failed, also as {MAX_SUBSTEPS} substeps (at t = {t_fail:.6g} s)"
     nd = 3 if mech.planar else 6
     r = np.abs(np.asarray(w.r)).reshape(-1, nd)
-    r[:, 2 if mech.planar else slice(3, 6)] /= setup.model.length
+    r[:, 2 if mech.planar else slice(3, 6)] /= setup.model.mechanism_size
     body = int(np.argmax(r.max(axis=1))) if r.size and np.isfinite(r).all() else -1
     link = f"; largest momentum residual on link '{mech.link_names[body + 1]}'" if body >= 0 and r.max() > 0 else ""
     massless = _massless_links(setup)
@@ -279,8 +279,8 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
 def _massless_links(setup) -> list[str]:
     m = setup.model
     names = setup.mech.link_names[1:]
-    rot = m.b_inertia[:, 2, 2] if m.planar else np.linalg.eigvalsh(m.b_inertia)[:, 0]
-    return [names[b] for b in range(len(names)) if m.b_mass[b] <= 0 or rot[b] <= 0]
+    rot = m.body_inertia[:, 2, 2] if m.planar else np.linalg.eigvalsh(m.body_inertia)[:, 0]
+    return [names[b] for b in range(len(names)) if m.body_mass[b] <= 0 or rot[b] <= 0]
 
 
 # --- chunks and interruption (Ctrl-C answers within a second, rows so far are kept) ---------------
@@ -340,6 +340,6 @@ def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationRes
 def _driver_force(model, lam, drv) -> np.ndarray:
     """(n_s, n_drivers): minus the motion rows' multipliers, the applied torque otherwise."""
     out = drv.copy()
-    for i in np.flatnonzero(model.ri[:, R_DRV] >= 0):
-        out[:, model.ri[i, R_DRV]] = -lam[:, i]
+    for i in np.flatnonzero(model.row_index[:, R_DRIVER] >= 0):
+        out[:, model.row_index[i, R_DRIVER]] = -lam[:, i]
     return out

@@ -16,7 +16,7 @@ from . import integrator as it
 from .bodies import inertial_properties, regularise, state_from_joints
 from .constraints import eval_row, independent_rows, matrix_rank, row_scaling
 from .kinematics import joint_geometry, joint_variables
-from .layout import N_GEOMETRY, R_DRV, R_JOINT
+from .layout import N_GEOMETRY, R_DRIVER, R_JOINT
 from .model import DynModel, build_model
 from .reactions import jacobians
 from .structs import as_kernel
@@ -73,7 +73,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
         warnings += notes
         model = build_model(mech, mass, inertia)
     rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0, joint_names=mech.joint_names)
-    n_rows = model.ri.shape[0]
+    n_rows = model.row_index.shape[0]
     w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
     it.order_unknowns(model, w, len(rows))
@@ -90,9 +90,9 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
 def all_rows(model, pos, rot, drv_val) -> tuple[np.ndarray, np.ndarray]:
     """``(G (n_rows, n), g (n_rows,))`` of all constraint rows at one configuration."""
     km = as_kernel(model)
-    G = np.zeros((1, model.ri.shape[0], model.c_scale.shape[0]))
+    G = np.zeros((1, model.row_index.shape[0], model.coordinate_scale.shape[0]))
     jacobians(km, pos[None], rot[None], drv_val[None], G)
-    JW = np.zeros((model.ji.shape[0], N_GEOMETRY, 3))
+    JW = np.zeros((model.joint_index.shape[0], N_GEOMETRY, 3))
     joint_geometry(km, pos, rot, JW)
     g = np.array([eval_row(km, i, rot, JW, drv_val)[0] for i in range(len(G[0]))])
     return G[0], g
@@ -102,11 +102,11 @@ def _check_assembly(mech, model, g, drv_val, size):
     if not len(g) or np.abs(g).max() <= ASSEMBLY_TOL * max(size, 1.0):
         return
     i = int(np.argmax(np.abs(g)))
-    if model.ri[i, R_DRV] >= 0:
-        d = model.ri[i, R_DRV]
+    if model.row_index[i, R_DRIVER] >= 0:
+        d = model.row_index[i, R_DRIVER]
         raise ValueError(f"q0 does not match motion driver '{mech.driver_names[d]}' at t = 0: the driven "
                          f"variable differs from the prescribed value {drv_val[d]:.6g} by {g[i]:.3g}")
-    raise ValueError(f"q0 is not an assembled configuration: joint '{mech.joint_names[model.ri[i, R_JOINT]]}' "
+    raise ValueError(f"q0 is not an assembled configuration: joint '{mech.joint_names[model.row_index[i, R_JOINT]]}' "
                      f"is violated by {abs(g[i]):.3g} (m or rad); solve the loop closure first")
 
 
@@ -126,28 +126,28 @@ def _needs_regularisation(model, rot, G) -> bool:
 
 
 def _mass_matrix(model, rot) -> np.ndarray:
-    n = model.c_scale.shape[0]
+    n = model.coordinate_scale.shape[0]
     M = np.zeros((n, n))
-    for b, mb in enumerate(model.b_mass):
+    for b, mb in enumerate(model.body_mass):
         if model.planar:
-            M[3 * b:3 * b + 3, 3 * b:3 * b + 3] = np.diag([mb, mb, model.b_inertia[b, 2, 2]])
+            M[3 * b:3 * b + 3, 3 * b:3 * b + 3] = np.diag([mb, mb, model.body_inertia[b, 2, 2]])
         else:
             M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = mb * np.eye(3)
-            M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = rot[b] @ model.b_inertia[b] @ rot[b].T
+            M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = rot[b] @ model.body_inertia[b] @ rot[b].T
     return M
 
 
 def select_rows(model, G, row_scale, col_scale, warnings, t: float, joint_names=None) -> np.ndarray:
     """Independent rows (all motion-driver rows kept) with a warning naming the joints whose
     rows are dropped (``joint_names``; indices when not given)."""
-    drivers = np.flatnonzero(model.ri[:, R_DRV] >= 0)
+    drivers = np.flatnonzero(model.row_index[:, R_DRIVER] >= 0)
     rows, rank_drv = independent_rows(G, row_scale, col_scale, drivers)
     if rank_drv < len(drivers) or _drivers_dependent(G, drivers, row_scale, col_scale):
         raise ValueError("the motion drivers over-constrain the mechanism (a driven variable is fixed by the "
                          "joints or by other drivers); drive fewer joints")
-    dropped = model.ri.shape[0] - len(rows)
+    dropped = model.row_index.shape[0] - len(rows)
     if dropped:
-        joints = sorted({int(model.ri[i, R_JOINT]) for i in np.setdiff1d(np.arange(len(model.ri)), rows)})
+        joints = sorted({int(model.row_index[i, R_JOINT]) for i in np.setdiff1d(np.arange(len(model.row_index)), rows)})
         names = ", ".join(f"'{joint_names[j]}'" if joint_names is not None else str(j) for j in joints)
         warnings.append(f"t = {t:.6g} s: {dropped} redundant constraint equation(s) dropped (joints {names}); "
                         "the mechanism is statically indeterminate, reactions are the minimum-norm solution")
@@ -165,12 +165,12 @@ def _drivers_dependent(G, drivers, row_scale, col_scale) -> bool:
 
 def _project_velocities(model, w, nrow, rate0, warnings):
     """Make the initial velocities satisfy ``G v = -dg/dt`` (M-orthogonal projection)."""
-    n = model.c_scale.shape[0]
+    n = model.coordinate_scale.shape[0]
     rows = w.rows[:nrow]
     G = all_rows(model, w.pos, w.rot, np.zeros(rate0.shape))[0][rows]
     M = _mass_matrix(model, w.rot)
     v = _velocity_vector(model, w)
-    target = np.array([rate0[d] if d >= 0 else 0.0 for d in model.ri[rows, R_DRV]])
+    target = np.array([rate0[d] if d >= 0 else 0.0 for d in model.row_index[rows, R_DRIVER]])
     K = np.block([[M, G.T], [G, np.zeros((nrow, nrow))]])
     sol = np.linalg.lstsq(K, np.r_[M @ v, target], rcond=None)[0]
     change = np.abs(sol[:n] - v).max() if n else 0.0
@@ -178,7 +178,7 @@ def _project_velocities(model, w, nrow, rate0, warnings):
         warnings.append(f"qd0 was not consistent with the constraints or the drivers' rates; projected "
                         f"(largest change {change:.3g} m/s or rad/s)")
         nd = 3 if model.planar else 6
-        for b in range(len(model.b_mass)):
+        for b in range(len(model.body_mass)):
             vb = sol[nd * b:nd * b + nd]
             if model.planar:
                 w.vel[b] = (vb[0], vb[1], 0.0)

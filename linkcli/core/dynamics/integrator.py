@@ -354,12 +354,13 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
     n = w.r.shape[0]
     B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
     E, inv, X, S = w.eliminated, w.inverse_blocks, w.eliminated_rows, w.S
+    mass, inertia, planar, nb = m.body_mass, m.body_inertia, m.planar, m.body_mass.shape[0]  # hoisted loads
     _clear_band(B, w.band[1], kl)
-    for b in range(m.body_mass.shape[0]):
+    for b in range(nb):
         o = nd * b
-        if m.planar:
+        if planar:
             for i in range(3):
-                d = m.body_mass[b] if i < 2 else m.body_inertia[b, 2, 2]
+                d = mass[b] if i < 2 else inertia[b, 2, 2]
                 if E[o + i]:
                     inv[b, i, i] = 1.0 / d
                 else:
@@ -367,16 +368,16 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
             continue
         for i in range(3):
             if E[o + i]:
-                inv[b, i, i] = 1.0 / m.body_mass[b]
+                inv[b, i, i] = 1.0 / mass[b]
             else:
-                _band_add(B, pos, kl, o + i, o + i, m.body_mass[b])
+                _band_add(B, pos, kl, o + i, o + i, mass[b])
         if newton:
-            discrete_momentum_jacobian(m.body_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
+            discrete_momentum_jacobian(inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
             for i in range(3):
                 for j in range(3):
                     S[2, i, j] *= h
         else:
-            world_inertia(m.body_inertia[b], w.rot1[b], S[2])
+            world_inertia(inertia[b], w.rot1[b], S[2])
         if E[o + 3]:
             if not invert3(S[2], S[0]):
                 return False
@@ -390,8 +391,7 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
     if newton and m.damper_index.shape[0]:
         _damper_block(m, w.D, w.D1, B, pos, kl, h)  # damped bodies are never eliminated
     start, listed = w.body_row_start, w.body_row_list
-    planar = m.planar
-    for b in range(m.body_mass.shape[0]):  # body by body: the active rows on it (no row -> joint lookups)
+    for b in range(nb):  # body by body: the active rows on it (no row -> joint lookups)
         o = nd * b
         any_eliminated = False
         for q in range(start[b], start[b + 1]):
@@ -433,17 +433,18 @@ def _reduced_solve(m, w, nrow, GB):
     n = w.r.shape[0]
     E, inv, X, ya, rhs = w.eliminated, w.inverse_blocks, w.eliminated_rows, w.eliminated_rhs, w.rhs
     start, listed = w.body_row_start, w.body_row_list
-    for b in range(m.body_mass.shape[0]):
+    planar, nb = m.planar, m.body_mass.shape[0]  # hoisted loads
+    for b in range(nb):
         o = nd * b
         for i in range(o, o + nd):
             c = i - o
             if not E[i]:
                 ya[i] = 0.0
-            elif m.planar or c < 3:  # diagonal blocks
+            elif planar or c < 3:  # diagonal blocks
                 ya[i] = inv[b, c, c] * rhs[i]
             else:
                 ya[i] = inv[b, c, 3] * rhs[o + 3] + inv[b, c, 4] * rhs[o + 4] + inv[b, c, 5] * rhs[o + 5]
-    for b in range(m.body_mass.shape[0]):
+    for b in range(nb):
         o = nd * b
         for q in range(start[b], start[b + 1]):
             r = listed[q]
@@ -461,7 +462,7 @@ def _reduced_solve(m, w, nrow, GB):
     for u in range(n + nrow):
         if pos[u] >= 0:
             rhs[u] = xb[pos[u]]
-    for b in range(m.body_mass.shape[0]):
+    for b in range(nb):
         o = nd * b
         for i in range(o, o + nd):
             if E[i]:

@@ -141,3 +141,23 @@ def test_a_chain_of_parallelograms_passes_its_aligned_position_as_one_continuous
     # energy: measured 3.0e-3 J of 78 J of weight times arm (a jump of the 40-loop chain onto the
     # other branch once gained 204 J)
     assert np.abs(r.total - r.total[0]).max() < 1e-2
+
+
+def test_a_flip_without_a_consistent_passage_stops_the_run_and_keeps_the_good_rows(monkeypatch):
+    """With the consistency bound at 0 no passage can be accepted: the run stops at the first
+    aligned position, says when, where and why, and every row it keeps is on the motion."""
+    monkeypatch.setattr(runner, "PASSAGE_CONSISTENCY", 0.0)
+    n = 5
+    mech = parallelogram_chain(n)
+    start = assemble(mech, np.array([np.pi / 3]), mech.q_init)
+    r = simulate(mech, start.q, np.zeros(mech.n_q), t_end=1.2, dt=2e-3, every=5)
+    assert r.status == "diverged"
+    assert "orientation of the constraint Jacobian flips" in r.message and "link '" in r.message
+    assert "64 substeps" in r.message and "the rows up to t = " in r.message
+    inertia, weight_arm = (n + 1) / 3 + n, G * (0.5 * (n + 1) + n)
+    sol = solve_ivp(lambda _, y: [y[1], -weight_arm * np.cos(y[0]) / inertia], (0, 1.2), [np.pi / 3, 0.0],
+                    method="DOP853", rtol=1e-12, atol=1e-12, dense_output=True).sol
+    theta = sol(r.t)[0]
+    # stopped just before the first aligned position (theta = 0), with the good rows only
+    assert 0.0 < theta[-1] < 0.1 and len(r.t) > 10
+    assert np.abs(r.q[:, 0] - theta).max() < 2e-4  # the scheme's error, as above

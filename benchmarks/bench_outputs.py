@@ -1,16 +1,27 @@
-"""Large outputs: writing a big result table as CSV against .npz, and the peak memory of a
-whole ``linkcli solve`` of a long sweep.
+"""Large outputs: writing a big result table as CSV against .npz, and the peak memory of
+whole ``linkcli solve`` and ``linkcli simulate`` runs.
 
     python benchmarks/bench_outputs.py                 # 360,000-row table, 10^6-point solve
-    python benchmarks/bench_outputs.py --rows 100000 --points 200000
+    python benchmarks/bench_outputs.py --rows 100000 --points 200000 --steps 100000
+    python benchmarks/bench_outputs.py --no-write      # only the peak-memory part
 
 1. The table of ``linkcli solve mechanisms/fourbar.yaml`` over ``--rows`` crank angles (29
    columns: joint angles, effector, frame positions, transmission angle, status, residual,
    condition) is written with ``write_table`` as .csv and as .npz, interleaved, 5 rounds; the
    ratio of the median times is printed (goal: npz at least 10x faster).
-2. ``python -m linkcli solve ... --sweep crank_pin=0:360:n<points> -o out.npz`` runs in a
-   child process; its peak resident memory (``ru_maxrss`` of the child) is printed, with the
-   child's wall time (goal: under 400 MB for 10^6 points).
+2. Peak resident memory (``ru_maxrss`` of a child process, read with
+   ``resource.getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process per run, so each figure
+   is that one child's) of, in one run:
+   * the baseline ``python -c "import numpy, scipy, pydantic, yaml"``;
+   * ``linkcli solve mechanisms/fourbar.yaml --sweep crank_pin=0:360:n1000`` (imports, the
+     compiled sweep kernel loaded: the fixed cost) and the same over ``--points`` crank angles
+     to .npz and to .csv (goal: under 400 MB for 10^6 points), with ``LINKCLI_SWEEP=compiled``
+     (the kernel, which a 10^6-point sweep uses once numba's cache of it exists) and to .npz
+     with ``LINKCLI_SWEEP=numpy`` (the numpy continuation: without numba, before the kernel's
+     first compile, spatial mechanisms);
+   * ``linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end <steps / 1000>`` to .npz
+     (every step saved).
+   Each figure is printed with the child's wall time and its ratio to the baseline.
 """
 
 from __future__ import annotations
@@ -53,37 +64,71 @@ def write_times(table, folder: str, rounds: int = 5) -> dict:
     return {fmt: (statistics.median(v), min(v), sizes[fmt]) for fmt, v in times.items()}
 
 
-def solve_peak(points: int, folder: str) -> tuple[float, float]:
-    """(peak RSS MB, wall s) of `linkcli solve` over `points` crank angles to .npz."""
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def peak_rss(args: list[str], env_extra: dict | None = None) -> tuple[float, float]:
+    """(peak RSS MB, wall s) of the command ``args`` run as a child of a fresh wrapper process."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env_extra or {}))
     code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
             "subprocess.run(sys.argv[1:], check=True); w = time.perf_counter() - t; "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, w)")
-    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "linkcli", "solve",
-                          str(REPO / "mechanisms" / "fourbar.yaml"), "--sweep", f"crank_pin=0:360:n{points}",
-                          "-o", os.path.join(folder, "big.npz"), "-q"],
-                         env=env, check=True, capture_output=True, text=True, cwd=REPO).stdout.split()
-    return float(out[0]), float(out[1])
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, capture_output=True, text=True,
+                         cwd=REPO).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
+def solve_args(points: int, out: str) -> list[str]:
+    return [sys.executable, "-m", "linkcli", "solve", str(REPO / "mechanisms" / "fourbar.yaml"), "--sweep",
+            f"crank_pin=0:360:n{points}", "-o", out, "-q"]
+
+
+def memory_runs(points: int, steps: int, folder: str) -> list[tuple[str, float, float]]:
+    """[(what, peak RSS MB, wall s)], the baseline first."""
+    fourbar = str(REPO / "mechanisms" / "fourbar.yaml")
+    runs = [("baseline: python -c 'import numpy, scipy, pydantic, yaml'",
+             [sys.executable, "-c", "import numpy, scipy, pydantic, yaml"], None),
+            ("linkcli solve, 1,000 points -> .npz (kernel)", solve_args(1000, os.path.join(folder, "s.npz")),
+             {"LINKCLI_SWEEP": "compiled"})]
+    for fmt in ("npz", "csv"):
+        runs.append((f"linkcli solve, {points:,} points -> .{fmt} (kernel)",
+                     solve_args(points, os.path.join(folder, f"big.{fmt}")), {"LINKCLI_SWEEP": "compiled"}))
+    runs.append((f"linkcli solve, {points:,} points -> .npz (numpy continuation)",
+                 solve_args(points, os.path.join(folder, "big_numpy.npz")), {"LINKCLI_SWEEP": "numpy"}))
+    runs.append((f"linkcli simulate, {steps:,} steps saved -> .npz",
+                 [sys.executable, "-m", "linkcli", "simulate", fourbar, "--dt", "1e-3", "--t-end", f"{steps / 1000:g}",
+                  "-o", os.path.join(folder, "sim.npz"), "-q"], None))
+    out = []
+    for what, args, env in runs:
+        try:
+            peak, wall = peak_rss(args, env)
+        except subprocess.CalledProcessError as exc:  # e.g. a run with failed rows exits 1
+            print(f"{what}: failed ({exc.returncode}): {exc.stderr.strip()[-300:]}", flush=True)
+            continue
+        out.append((what, peak, wall))
+        base = out[0][1]
+        print(f"{what}: peak RSS {peak:.0f} MB ({peak / base:.1f}x the baseline), {wall:.1f} s wall, "
+              f"load {os.getloadavg()[0]:.2f}", flush=True)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=360_000)
     ap.add_argument("--points", type=int, default=1_000_000)
+    ap.add_argument("--steps", type=int, default=1_000_000, help="simulated steps (dt 1 ms), all saved")
+    ap.add_argument("--no-write", action="store_true", help="skip the CSV / .npz write timing")
     args = ap.parse_args(argv)
     print(f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        table = table_of(args.rows)
-        t = write_times(table, tmp)
-        for fmt, (med, best, size) in t.items():
-            print(f"write {args.rows} rows x {len(table.columns)} columns as {fmt}: median {med:.3f} s, "
-                  f"min {best:.3f} s, {size / 1e6:.1f} MB")
-        print(f"csv / npz write time: {t['csv'][0] / t['npz'][0]:.1f}x (medians), "
-              f"{t['csv'][1] / t['npz'][1]:.1f}x (minima)  (goal: >= 10x)")
-        del table
-        peak, wall = solve_peak(args.points, tmp)
-        print(f"linkcli solve, {args.points} points -> .npz: peak RSS {peak:.0f} MB, {wall:.1f} s wall "
-              f"(goal: < 400 MB for 10^6 points)")
+    with tempfile.TemporaryDirectory(dir=REPO) as tmp:  # on disk next to the repository (not a tmpfs)
+        if not args.no_write:
+            table = table_of(args.rows)
+            t = write_times(table, tmp)
+            for fmt, (med, best, size) in t.items():
+                print(f"write {args.rows} rows x {len(table.columns)} columns as {fmt}: median {med:.3f} s, "
+                      f"min {best:.3f} s, {size / 1e6:.1f} MB")
+            print(f"csv / npz write time: {t['csv'][0] / t['npz'][0]:.1f}x (medians), "
+                  f"{t['csv'][1] / t['npz'][1]:.1f}x (minima)  (goal: >= 10x)", flush=True)
+            del table
+        memory_runs(args.points, args.steps, tmp)
+        print("(goal: a 10^6-point solve under 400 MB)")
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -25,7 +25,7 @@ This module does no numerics beyond unit scaling and imports nothing from ``link
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -281,6 +281,73 @@ class ResultTable:
         return out
 
 
+class TableStream:
+    """A result table too long to hold: ``n`` rows, ``metadata`` and ``units`` as in a
+    :class:`ResultTable`, its rows given by :meth:`blocks` as ResultTables of consecutive rows
+    (the same columns in each). The writers (:func:`linkcli.io.writers.write_table`) append
+    block after block, so only one block is in memory at a time; every figure of the whole run
+    is in ``metadata`` before the first block. ``blocks()`` computes the blocks anew at each
+    call (``make_blocks`` is a function returning an iterable of them)."""
+
+    def __init__(self, n: int, make_blocks: Callable[[], Iterable[ResultTable]], *,
+                 metadata: Mapping[str, Any] | None = None, units: Units | None = None) -> None:
+        self._n = int(n)
+        self._make_blocks = make_blocks
+        self.metadata: dict[str, Any] = {"linkcli_version": __version__}
+        if metadata:
+            self.metadata.update(metadata)
+        self.units = units or Units()
+        self._headers: list[str] | None = None
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"TableStream(n={self._n})"
+
+    def blocks(self) -> Iterator[ResultTable]:
+        """The blocks in row order; ValueError when a block's columns differ from the first
+        block's or the row counts do not add up to ``n`` (a bug in the producer)."""
+        rows = 0
+        for block in self._make_blocks():
+            headers = block.headers()
+            if self._headers is None:
+                self._headers = headers
+            elif headers != self._headers:
+                raise ValueError(f"a block's columns {headers} differ from the table's {self._headers}")
+            rows += block.n
+            yield block
+        if rows != self._n:
+            raise ValueError(f"the blocks hold {rows} rows, the table {self._n}")
+
+    def headers(self) -> list[str]:
+        """Column headers (computes the first block when none was computed yet)."""
+        if self._headers is None:
+            first = next(iter(self._make_blocks()), None)
+            self._headers = first.headers() if first is not None else []
+        return list(self._headers)
+
+    def materialize(self) -> ResultTable:
+        """The whole table in memory (the blocks' columns joined)."""
+        parts: list[list[Column]] = []
+        for block in self.blocks():
+            if not parts:
+                parts = [[c] for c in block.columns]
+            else:
+                for p, c in zip(parts, block.columns, strict=True):
+                    p.append(c)
+        out = ResultTable(self._n, metadata=self.metadata, units=self.units)
+        while parts:  # column by column, dropping the blocks' pieces as they are joined
+            p = parts.pop(0)
+            values = p[0].values if len(p) == 1 else np.concatenate([c.values for c in p])
+            out.add_column(Column(p[0].entity, p[0].quantity, p[0].unit, values))
+        return out
+
+
 def json_safe(value: Any) -> Any:
     """Metadata value -> plain JSON data: numpy scalars/arrays to Python, Enums by name, NaN and
     infinities to None, dataclasses and objects with ``to_dict`` to dicts, other objects to str."""
@@ -307,4 +374,4 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-__all__ = ["Column", "ResultTable", "Units", "FIXED_UNITS", "header_of", "json_safe"]
+__all__ = ["Column", "ResultTable", "TableStream", "Units", "FIXED_UNITS", "header_of", "json_safe"]

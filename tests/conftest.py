@@ -7,11 +7,19 @@ Hypothesis: the ``ci`` profile (derandomised, no deadline) is loaded when ``CI``
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# Kernels: the suite exercises the compiled path (as before the "auto" mode), whatever this
+# developer's numba cache and record say (LINKCLI_NO_JIT still runs everything interpreted), and
+# the record of interpreted/compile costs (linkcli.core.jit) is only ever written in a temporary
+# directory, also by the CLI subprocesses that inherit this environment.
+os.environ["LINKCLI_JIT"] = "always"
+os.environ["LINKCLI_JIT_RECORD"] = os.path.join(tempfile.mkdtemp(prefix="linkcli-jit-record-"), "jit-record.json")
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])

@@ -198,6 +198,12 @@ def _rows_done(journal: Path) -> int:
     return sum(len(json.loads(ln)["rows"]) for ln in lines[:-1] if '"t":"rows"' in ln)
 
 
+#: variants of the studies that _start_and_freeze stops mid-way: enough that the run is far from
+#: done when its workers are frozen (a variant of this study takes ~1-3 ms with its task on the
+#: study fast path, so 24 could all finish inside one 20 ms poll of the journal)
+FROZEN_VARIANTS = 400
+
+
 def _start_and_freeze(jobs: Path, out: Path):
     """Start `linkcli batch JOBS -j 2 --chunk-size 1` in a process; once 2 variants are in the
     journal, freeze its workers (SIGSTOP: the run cannot finish behind the test's back).
@@ -225,11 +231,11 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 @needs_proc
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_cleanly_and_resume_gives_the_same_table(run_cli, tmp_path, sig):
-    """Run a 24-variant study on 2 workers, freeze it mid-way and send ``sig``. Then: exit code
+    """Run a 400-variant study on 2 workers, freeze it mid-way and send ``sig``. Then: exit code
     128 + sig, no process of the run left, summary.json and JUnit mark the study interrupted,
     the table holds the finished variants; `--resume` completes it and the table equals an
     uninterrupted run's byte for byte."""
-    jobs = study_jobs(tmp_path, variants=24)
+    jobs = study_jobs(tmp_path, variants=FROZEN_VARIANTS)
     out = tmp_path / "out"
     proc, tree = _start_and_freeze(jobs, out)
     try:
@@ -248,7 +254,7 @@ def test_signal_stops_cleanly_and_resume_gives_the_same_table(run_cli, tmp_path,
     assert case.find("error").get("type") == "interrupted"
     n_done = job["study"]["variants"]
     table = (out / "s.csv").read_text(encoding="utf-8").splitlines()
-    assert 2 <= n_done < 24 and len(table) == 1 + n_done
+    assert 2 <= n_done < FROZEN_VARIANTS and len(table) == 1 + n_done
     assert f"interrupted ({signal.Signals(sig).name})" in stderr.decode()
 
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
@@ -264,7 +270,7 @@ def test_signal_stops_cleanly_and_resume_gives_the_same_table(run_cli, tmp_path,
 def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(run_cli, tmp_path):
     """SIGKILL cannot be handled: the workers go with the coordinator (parent-death signal),
     the journal keeps the finished variants, and --resume gives the uninterrupted table."""
-    jobs = study_jobs(tmp_path, variants=24)
+    jobs = study_jobs(tmp_path, variants=FROZEN_VARIANTS)
     out = tmp_path / "out"
     proc, tree = _start_and_freeze(jobs, out)
     proc.kill()
@@ -280,7 +286,8 @@ def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(run_cl
     assert _rows_done(out / ".batch-journal.jsonl") >= 2
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", out, "--resume", "-q")
     assert r.exit_code == 0, r.output
-    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["jobs"][0]["study"]["variants"] == 24
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["jobs"][0]["study"]["variants"] == FROZEN_VARIANTS
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()
 
@@ -290,7 +297,7 @@ def test_kill_9_of_the_coordinator_leaves_no_process_and_resume_completes(run_cl
 def test_kill_9_of_a_worker_mid_study_changes_nothing(run_cli, tmp_path):
     """The attack of issue 15: kill -9 of one worker during a study. The run goes on with a new
     worker, the lost task is run again, and the table equals an undisturbed run's."""
-    jobs = study_jobs(tmp_path, variants=24)
+    jobs = study_jobs(tmp_path, variants=FROZEN_VARIANTS)
     out = tmp_path / "out"
     proc, tree = _start_and_freeze(jobs, out)
     try:
@@ -304,7 +311,7 @@ def test_kill_9_of_a_worker_mid_study_changes_nothing(run_cli, tmp_path):
             proc.kill()
     assert proc.returncode == 0, stderr.decode()
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["jobs"][0]["study"]["counts"]["passed"] == 24
+    assert summary["jobs"][0]["study"]["counts"]["passed"] == FROZEN_VARIANTS
     r = run_cli("batch", jobs, "-j", "1", "--out-dir", tmp_path / "whole", "-q")
     assert r.exit_code == 0, r.output
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole" / "s.csv").read_bytes()

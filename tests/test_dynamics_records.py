@@ -153,3 +153,17 @@ def _compile(path):
     from linkcli.io.loader import load_mechanism
 
     return compile_mechanism(load_mechanism(path).model)
+
+
+def test_build_model_converts_to_the_declared_dtype_and_rank():
+    """An integer-valued float field (a gravity of [0, -9, 0] given as integers) stays float64:
+    the dtype comes from the declaration, not from the data; a wrong rank is refused."""
+    from linkcli.core.dynamics.model import _as_declared
+
+    gravity = next(f for f in records.MODEL_FIELDS if f.name == "gravity")
+    g = _as_declared(np.array([0, -9, 0]), gravity)
+    assert g.dtype == np.float64 and g.tolist() == [0.0, -9.0, 0.0]
+    size = next(f for f in records.MODEL_FIELDS if f.name == "mechanism_size")
+    assert type(_as_declared(np.int64(2), size)) is float
+    with pytest.raises(AssertionError, match="gravity is 2-d, declared 1-d"):
+        _as_declared(np.zeros((1, 3)), gravity)

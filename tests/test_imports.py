@@ -143,7 +143,8 @@ def test_lazy_listing_is_the_listing_of_the_built_commands():
         group.format_commands(ctx, formatter)
         listed_lazily = formatter.getvalue()
         built = {name: group.get_command(ctx, name) for name in names}  # builds every command
-        assert all(cmd is not None and cmd.params for name, cmd in built.items() if name != "schema")
+        parameterless = {"schema", "compile"}  # commands whose built form has no options of their own
+        assert all(cmd is not None and cmd.params for name, cmd in built.items() if name not in parameterless)
         formatter = ctx.make_formatter()
         formatter.width = width
         group.format_commands(ctx, formatter)

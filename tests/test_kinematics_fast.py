@@ -307,6 +307,27 @@ def test_kernel_status_codes_match_loop_closure():
     assert "_ACCEPT = 1.0 - 1e-12" in src and loop_closure._ACCEPT == 1.0 - 1e-12
 
 
+def test_continuation_rules_are_stated_once():
+    """Both sweep paths take the continuation's acceptance tests from core/continuation.py
+    (where the mutation tests plant their bugs): neither restates a threshold, and both call
+    every rule."""
+    import ast
+
+    from linkcli.core import continuation
+
+    rules = [n for n, v in vars(continuation).items() if callable(v) and getattr(v, "__module__", "") ==
+             continuation.__name__]
+    assert set(rules) == {"corrector_left_branch", "det_sign_flipped", "fine_point_left_branch",
+                          "det_sign_left_branch", "hermite_weights"}
+    for name in ("sweep.py", "planar_kernel.py"):
+        src = (REPO / "linkcli" / "core" / name).read_text()
+        for threshold in ("0.3 * moved", "0.25 * span", "* d1 < 0", "2 * t3 - 3 * t2", "t**3"):
+            assert threshold not in src, (name, threshold)
+        called = {n.attr for n in ast.walk(ast.parse(src))
+                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "rules"}
+        assert set(rules) <= called, (name, set(rules) - called)
+
+
 def test_coarse_indices_agree():
     """sweep._coarse_indices (windowed numpy scan) == the per-point loop it replaced == the
     kernel's, on irregular paths with jumps."""

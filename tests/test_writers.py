@@ -154,7 +154,7 @@ def test_explicit_format_and_unknown_extension(tmp_path):
     with pytest.raises(OutputError, match=r"\.csv or \.json"):
         write_table(t, tmp_path / "data.xlsx")
     with pytest.raises(OutputError, match="csv, json"):
-        write_table(t, tmp_path / "data.csv", format="parquet")
+        write_table(t, tmp_path / "data.csv", format="xlsx")
     assert files_in(tmp_path) == ["data.txt"]
 
 

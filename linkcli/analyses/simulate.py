@@ -8,6 +8,7 @@ rates give consistent rates of every joint.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,15 +70,16 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
 
 def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
                  progress: Callable[[float], None] | None = None,
-                 stop: Callable[[], bool] | None = None) -> AnalysisOutcome:
+                 stop: Callable[[], bool] | None = None, many: bool = False) -> AnalysisOutcome:
     """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
     state) or that stops early is not ok; what was computed is still in the table."""
-    from ..core.dynamics import simulate
+    from ..core import jit
     from ..model.sizes import simulation_size_problem
 
     problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
     if problem:
         raise AnalysisInputError(problem)
+    plan = plan_kernels(mech, req, many=many)  # compiled or interpreted kernels: before they are imported
     a0, ad0, messages = initial_state(mech, req)
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:], strict=True) if not has]
     if massless:
@@ -95,14 +97,18 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
         return _not_started("invalid_start", msg, messages)
     if note:
         messages.append(note)
-    wall = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
+    from ..core.dynamics import simulate
+
     try:
         res = simulate(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
                        progress=progress, stop=stop)  # stop: Ctrl-C between chunks (issue 15)
     except ValueError as exc:
         msg = f"cannot start the simulation: {exc}"
         return _not_started("invalid_start", msg, messages)
-    wall = time.perf_counter() - wall
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if len(res.t):  # what this machine learns about interpreted and compile costs (core.jit)
+        jit.record_run("simulate", plan, _work_units(mech, round(res.t[-1] / res.dt), len(res.t)), cpu)
     messages += list(res.warnings)
     if not res.ok:
         messages.append(res.message)
@@ -115,6 +121,27 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
     if not res.ok:
         events.append(Event("stopped", res.message, None, {"status": res.status}))
     return AnalysisOutcome.of(table, 1, 0 if res.ok else 1, events, summary, res, what="simulations")
+
+
+def _work_units(mech: CompiledMechanism, n_steps: int, n_samples: int) -> float:
+    from ..core import jit
+
+    return jit.work_units(n_steps, n_samples, mech.n_links - 1)  # every link but the base is a body
+
+
+def plan_kernels(mech: CompiledMechanism, req: SimulateRequest, many: bool = False):
+    """Decide whether this process runs the dynamics kernels compiled or interpreted
+    (:func:`linkcli.core.jit.plan_kernels`, the measured "ski rental" rule), from the model's size
+    and the number of steps; idempotent. Call it before anything imports the kernels; the returned
+    plan's ``compile and cold`` means this run compiles them (about ``compile_s`` s of CPU).
+    ``many``: this process makes many runs (a batch worker), so it compiles on a cold cache."""
+    from ..core import jit
+
+    n_steps = max(1, math.ceil(req.t_end / req.dt - 1e-9))
+    try:
+        return jit.plan_kernels("simulate", _work_units(mech, n_steps, n_steps // req.every + 1), many=many)
+    except ValueError as exc:  # a bad LINKCLI_JIT
+        raise AnalysisInputError(str(exc)) from None
 
 
 def _not_started(status: str, msg: str, messages: list[str]) -> AnalysisOutcome:

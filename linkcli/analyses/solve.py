@@ -8,7 +8,8 @@ per-loop residual and the condition number of the passive partition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from ..core.sweep import SweepResult, solve_sweep
 from ..core.velocity import frame_motion, joint_accelerations, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
-from ..results import ResultTable
+from ..results import ResultTable, TableStream, Units
 from .inputs import Sweep, actuated_scale, actuated_values, format_inputs, sweep_path
 from .outcome import AnalysisOutcome, Event
 
@@ -64,92 +65,228 @@ def request_from_defaults(defaults) -> SolveRequest:
 
 
 def run_solve(mech: CompiledMechanism, req: SolveRequest, loaded=None) -> AnalysisOutcome:
-    """Solve along the request's path and build the result table (rows in output order)."""
+    """Solve along the request's path and build the result table (rows in output order), whole
+    in memory: :func:`solve_stream` with its blocks joined (one implementation)."""
+    outcome = solve_stream(mech, req, loaded)
+    return replace(outcome, table=outcome.table.materialize())
+
+
+#: rows per block of a streamed solve (and of the pose computations): link poses are (rows,
+#: n_links, 4, 4) arrays (~0.8 KB per row for a four-bar) and a block of the four-bar's table ~0.3
+#: KB per row, so a block holds ~35 MB at most whatever the sweep's length
+BLOCK_ROWS = 32_768
+
+
+def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
+                 block_rows: int = BLOCK_ROWS) -> AnalysisOutcome:
+    """:func:`run_solve` with ``table`` a :class:`~linkcli.results.TableStream`: the sweep is
+    solved whole (its arrays, ~90 bytes per point for a four-bar, are kept), every figure that
+    needs the whole run (events, limits, status counts, the first failure) is computed before
+    any row, and the table's columns are computed ``block_rows`` rows at a time while a writer
+    consumes them (:func:`linkcli.io.writers.write_table`), so a long sweep never holds its
+    whole table. The blocks joined are the table :func:`run_solve` returns, bit for bit."""
+    if block_rows < 2:
+        raise ValueError(f"block_rows must be >= 2, got {block_rows}")
     base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
     path, order = sweep_path(mech, base, req.sweeps, req.mode)
     frames = _output_frames(mech, req.output_frames)
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method=req.sweep_method)
+    n = len(path)
     ok = res.status == Status.CONVERGED
-    q = np.where(ok[:, None], res.q, np.nan)  # poses of failed rows stay NaN (nothing shown as good)
-    q_columns = q.copy()
-    q_columns[:, mech.q_actuated] = path  # ... but a failed row still says which input failed
-    table = ResultTable.for_mechanism(mech, loaded, n=len(path), analysis="solve",
-                                      solver={"tol": req.tol, "method": "continuation + Newton (analytic Jacobian)"})
-    o = order
-    table.add_q(mech.q_names, q_columns[o], mech.q_is_rotation)
-    qd = qdd = None
-    if req.rates or req.accelerations:
-        qd_act = actuated_values(mech, req.rates, "--rate")
-        qd = joint_rates(mech, res.q, np.broadcast_to(qd_act, (len(path), mech.n_actuated)))
-        table.add_q(mech.q_names, np.where(ok[:, None], qd, np.nan)[o], mech.q_is_rotation, "qd", "s")
-        if req.accelerations:
-            qdd_act = actuated_values(mech, req.accelerations, "--acceleration")
-            qdd = joint_accelerations(mech, res.q, qd, np.broadcast_to(qdd_act, (len(path), mech.n_actuated)))
-            table.add_q(mech.q_names, np.where(ok[:, None], qdd, np.nan)[o], mech.q_is_rotation, "qdd", "s^2")
-    T_eff, p_frames = _poses(mech, q)
-    _add_effector(table, mech, T_eff, o)
-    _add_frames(table, mech, frames, p_frames[o], res.q[o], qd, qdd, ok[o], o)
-    del T_eff, p_frames
+    qd_act = actuated_values(mech, req.rates, "--rate") if (req.rates or req.accelerations) else None
+    qdd_act = actuated_values(mech, req.accelerations, "--acceleration") if req.accelerations else None
+    identity = bool(np.array_equal(order, np.arange(n)))
+    metadata = ResultTable.for_mechanism(mech, loaded, n=n, analysis="solve",
+                                         solver={"tol": req.tol,
+                                                 "method": "continuation + Newton (analytic Jacobian)"}).metadata
     limits = locate_limits(mech, path, res.q, res.status,
                            [e.index for e in res.events if e.kind == "singular_crossing"],
                            width=LIMIT_WIDTH * actuated_scale(mech), tol=req.tol)
-    inv = np.argsort(o)  # solve index -> output row
-    table.metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
+    inv = np.empty(n, dtype=np.int64)  # solve index -> output row
+    inv[order] = np.arange(n)
+    metadata["limits"] = [_limit_record(mech, lim, inv) for lim in limits]
+    del inv
+    loops = []  # (loop, column entity) of each four-bar loop's transmission angle
     named: set[str] = set()
     for loop in fourbar_loops(mech):
-        mu = np.where(ok, _by_chunks(lambda qc, loop=loop: transmission_angle(mech, loop, qc), res.q), np.nan)
         # rings sharing their coupler-output joint (loops sharing a pin, e.g. a coupling rod
         # over three wheels) are told apart by both coupler joints: pin2-pin3.transmission
         entity = mech.joint_names[loop.joints[2]]
         if entity in named:
             entity = f"{mech.joint_names[loop.joints[1]]}-{entity}"
         named.add(entity)
-        table.add_angle(entity, "transmission", mu[o])
-        table.metadata.setdefault("fourbar_loops", []).append(_fourbar_record(mech, loop, limits))
-    status_text = row_status(mech, path, res.status)
-    outside = limit_violations(mech, path, res.q, ok, req.tol)
-    status_text[(status_text == OK) & outside.any(axis=1)] = OUTSIDE_LIMITS  # values kept: the user sees where
-    table.add("", "status", "", status_text[o])
-    for li, j in enumerate(mech.loop_joint):
-        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[o, li])
-    table.add("", "condition", "", res.condition[o])
-    outside_events = [Event("outside_limits", m) for m in limit_warnings(mech, path, res.q, outside)]
-    events = (outside_events + sweep_events(mech, res, path, status_text, limits)
+        loops.append((loop, entity))
+        metadata.setdefault("fourbar_loops", []).append(_fourbar_record(mech, loop, limits))
+    # whole-run figures, block by block in solve order (nothing per row is kept)
+    counts: dict[str, int] = {}
+    outside_rows = _OutsideRows(mech)
+    angle = None  # the effector's unwrapped planar angle (solve order), when rows are permuted
+    unwrap = _Unwrap()
+    if mech.planar and not identity:
+        angle = np.empty(n)
+    bounds = _block_bounds(n, block_rows)
+    for s, e in bounds:
+        b = slice(s, e)
+        status_text = _status_block(mech, req, path[b], res.q[b], res.status[b], ok[b], outside_rows)
+        for k, v in zip(*np.unique(status_text, return_counts=True), strict=True):
+            counts[str(k)] = counts.get(str(k), 0) + int(v)
+        if angle is not None:
+            T_eff = effector_pose(mech, link_poses(mech, np.where(ok[b, None], res.q[b], np.nan)))
+            angle[b] = unwrap(tf.planar_pose(T_eff)[:, 2])
+    n_failed = n - counts.get(OK, 0)
+    at_events = np.array(sorted({e.index for e in res.events}), dtype=np.int64)
+    event_status = dict(zip(at_events.tolist(), row_status(mech, path[at_events], res.status[at_events]), strict=True))
+    outside_events = [Event("outside_limits", m) for m in outside_rows.messages()]
+    events = (outside_events + sweep_events(mech, res, path, event_status, limits)
               + [Event("limit", m) for m in limit_messages(mech, limits)])
-    table.metadata["events"] = [e.message for e in events]
-    table.metadata["status_counts"] = {k: int(v) for k, v in zip(*np.unique(status_text, return_counts=True),
-                                                                 strict=True)}
+    metadata["events"] = [e.message for e in events]
+    metadata["status_counts"] = {k: counts[k] for k in sorted(counts)}
     # the first failure a user should read: a point that cannot assemble, else a joint outside its limits
     failure = next((e.message for e in events if e.kind == "no_assembly"),
                    next((e.message for e in outside_events), None))
-    # no `result`: the table holds every row, and a large sweep should not keep its SweepResult alive too
-    return AnalysisOutcome.of(table, len(path), int((status_text != OK).sum()), events, failure=failure,
-                              what="points")
+    units = Units.of(mech)
+
+    def blocks():
+        unwrap_rows = _Unwrap() if mech.planar and identity else None
+        for s, e in bounds:
+            idx = slice(s, e) if identity else order[s:e]
+            ang = None
+            if mech.planar:
+                ang = angle[idx] if angle is not None else unwrap_rows
+            yield _block_table(mech, req, units, path[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act, ang)
+
+    table = TableStream(n, blocks, metadata=metadata, units=units)
+    return AnalysisOutcome.of(table, n, n_failed, events, failure=failure, what="points")
 
 
-#: rows per block of the pose computations: link poses are (rows, n_links, 4, 4) arrays
-#: (~0.8 KB per row for a four-bar), so long sweeps compute them block by block
-_POSE_ROWS = 32_768
+def _block_bounds(n: int, block_rows: int) -> list[tuple[int, int]]:
+    """(start, stop) of consecutive blocks of ``block_rows`` rows (>= 2) covering n rows; a last
+    block of one row joins the block before it. One row is never a block of a longer run: the
+    link poses of a single configuration go through a matrix-vector product (BLAS gemv) whose
+    rounding differs in the last bit from the matrix products of several rows, so the streamed
+    table would not be the whole table bit for bit (tests/test_solve_stream.py)."""
+    if n <= 0:
+        return []
+    starts = list(range(0, n, block_rows))
+    if len(starts) > 1 and n - starts[-1] == 1:
+        starts.pop()
+    return [(s, e) for s, e in zip(starts, starts[1:] + [n], strict=True)]
 
 
-def _by_chunks(f, q: np.ndarray) -> np.ndarray:
-    """``f(q)`` evaluated on blocks of _POSE_ROWS rows of q (n, n_q), results stacked."""
-    if len(q) <= _POSE_ROWS:
-        return f(q)
-    return np.concatenate([f(q[s:s + _POSE_ROWS]) for s in range(0, len(q), _POSE_ROWS)])
+def _status_block(mech, req, path, q, status, ok, outside_rows=None) -> np.ndarray:
+    """Row statuses of a block (solver status, ``outside_limits`` for solved rows with a joint
+    beyond its limits); ``outside_rows`` (an :class:`_OutsideRows`) is told about the block."""
+    status_text = row_status(mech, path, status)
+    outside = limit_violations(mech, path, q, ok, req.tol)
+    status_text[(status_text == OK) & outside.any(axis=1)] = OUTSIDE_LIMITS  # values kept: the user sees where
+    if outside_rows is not None:
+        outside_rows.add(path, q, outside)
+    return status_text
 
 
-def _poses(mech: CompiledMechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(T_world_tool (n, 4, 4), frame origins (n, n_frames, 3) m) at q (n, n_q), through link
-    poses computed block by block (bounded memory for long sweeps)."""
-    n = len(q)
-    T_eff = np.empty((n, 4, 4))
-    p_frames = np.empty((n, mech.n_frames, 3))
-    for s in range(0, n, _POSE_ROWS):
-        T = link_poses(mech, q[s:s + _POSE_ROWS])
-        T_eff[s:s + _POSE_ROWS] = effector_pose(mech, T)
-        p_frames[s:s + _POSE_ROWS] = frame_positions(mech, T)
-    return T_eff, p_frames
+def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle) -> ResultTable:
+    """The table's rows of solve indices ``idx`` (a slice or an index array, in output order);
+    ``angle``: the effector's unwrapped angle of these rows, or an :class:`_Unwrap` that
+    unwraps it along consecutive blocks (rows in solve order)."""
+    n = len(path)
+    table = ResultTable(n, units=units)
+    q_solved = res.q[idx]
+    q = np.where(ok[:, None], q_solved, np.nan)  # poses of failed rows stay NaN (nothing shown as good)
+    q_columns = q.copy()
+    q_columns[:, mech.q_actuated] = path  # ... but a failed row still says which input failed
+    table.add_q(mech.q_names, q_columns, mech.q_is_rotation)
+    del q_columns
+    qd = qdd = None
+    if qd_act is not None:
+        qd = joint_rates(mech, q_solved, np.broadcast_to(qd_act, (n, mech.n_actuated)))
+        table.add_q(mech.q_names, np.where(ok[:, None], qd, np.nan), mech.q_is_rotation, "qd", "s")
+        if qdd_act is not None:
+            qdd = joint_accelerations(mech, q_solved, qd, np.broadcast_to(qdd_act, (n, mech.n_actuated)))
+            table.add_q(mech.q_names, np.where(ok[:, None], qdd, np.nan), mech.q_is_rotation, "qdd", "s^2")
+    T = link_poses(mech, q)
+    T_eff, p_frames = effector_pose(mech, T), frame_positions(mech, T)
+    del T
+    _add_effector(table, mech, T_eff, angle)
+    _add_frames(table, mech, frames, p_frames, q_solved, qd, qdd, ok)
+    del T_eff, p_frames
+    for loop, entity in loops:
+        table.add_angle(entity, "transmission", np.where(ok, transmission_angle(mech, loop, q_solved), np.nan))
+    table.add("", "status", "", _status_block(mech, req, path, q_solved, res.status[idx], ok))
+    for li, j in enumerate(mech.loop_joint):
+        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[idx, li])
+    table.add("", "condition", "", res.condition[idx])
+    return table
+
+
+class _Unwrap:
+    """``np.unwrap`` of the finite values of a sequence given block by block: the same floating
+    point operations as numpy 2's unwrap of the whole (period 2 pi, discontinuity pi; the
+    corrections are summed in the same order), so the result is bit-identical (checked by
+    tests/test_solve_stream.py against ``np.unwrap``). NaN stays NaN and is skipped, as
+    ``angle[finite] = np.unwrap(angle[finite])`` does."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None  # last finite value seen
+        self.total = 0.0  # running sum of the corrections
+
+    def __call__(self, p: np.ndarray) -> np.ndarray:
+        out = np.array(p, dtype=float)
+        finite = np.isfinite(out)
+        v = out[finite]
+        if len(v) == 0:
+            return out
+        first = self.last is None
+        ext = v.copy() if first else np.r_[self.last, v]
+        dd = np.diff(ext)
+        ddmod = np.mod(dd + np.pi, 2 * np.pi) - np.pi
+        np.copyto(ddmod, np.pi, where=(ddmod == -np.pi) & (dd > 0))
+        correction = ddmod - dd
+        np.copyto(correction, 0, where=np.abs(dd) < np.pi)
+        sums = np.cumsum(np.r_[self.total, correction])[1:]
+        if first:
+            v[1:] += sums
+        else:
+            v += sums
+        if len(sums):
+            self.total = float(sums[-1])
+        self.last = float(ext[-1])
+        out[finite] = v
+        return out
+
+
+class _OutsideRows:
+    """Joint values outside their ``limits``, gathered block by block (in solve order) for
+    :func:`limit_warnings`'s lines: per joint variable the rows outside and the first one's value."""
+
+    def __init__(self, mech: CompiledMechanism) -> None:
+        self.mech = mech
+        self.count = np.zeros(mech.n_q, dtype=np.int64)
+        self.first = np.full(mech.n_q, np.nan)  # value of the first offending row, SI
+        self.rows = 0
+
+    def add(self, path: np.ndarray, q: np.ndarray, outside: np.ndarray) -> None:
+        self.rows += len(q)
+        if not outside.any():
+            return
+        full = np.array(q, dtype=float)
+        full[:, self.mech.q_actuated] = path
+        for i in np.flatnonzero(outside.any(axis=0)):
+            bad = np.flatnonzero(outside[:, i])
+            if self.count[i] == 0:
+                self.first[i] = full[bad[0], i]
+            self.count[i] += len(bad)
+
+    def messages(self) -> list[str]:
+        mech, out = self.mech, []
+        scale = np.where(mech.q_is_rotation, mech.angle_scale, mech.length_scale)
+        unit = [mech.angle_unit if r else mech.length_unit for r in mech.q_is_rotation]
+        for i in np.flatnonzero(self.count):
+            lo, hi = mech.q_lower[i], mech.q_upper[i]
+            what = "is given" if i in mech.q_actuated else "is solved to"
+            count = f" ({self.count[i]} of {self.rows} points: status {OUTSIDE_LIMITS})" if self.rows > 1 else ""
+            out.append(f"joint variable {mech.q_names[i]} {what} {self.first[i] / scale[i]:.6g} {unit[i]}, outside "
+                       f"its limits [{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}{count}")
+        return out
 
 
 def _output_frames(mech: CompiledMechanism, names: list[str] | None) -> list[int]:
@@ -165,18 +302,17 @@ def _output_frames(mech: CompiledMechanism, names: list[str] | None) -> list[int
     return out
 
 
-def _add_effector(table: ResultTable, mech: CompiledMechanism, T_path: np.ndarray, o: np.ndarray) -> None:
-    """Effector pose columns; ``T_path`` in solve order (consecutive points are neighbours,
-    so the planar angle is unwrapped along it: continuous past +-180 deg), rows in order ``o``."""
-    T = T_path[o]
+def _add_effector(table: ResultTable, mech: CompiledMechanism, T: np.ndarray, angle) -> None:
+    """Effector pose columns of T_world_tool (rows, 4, 4); planar: ``angle`` the unwrapped
+    angle of these rows (continuous past +-180 deg along the solve order), or an
+    :class:`_Unwrap` to unwrap them with (rows in solve order)."""
     p = T[:, :3, 3]
     if mech.planar:
         table.add_length("effector", "x", p[:, 0])
         table.add_length("effector", "y", p[:, 1])
-        angle = tf.planar_pose(T_path)[:, 2]
-        finite = np.isfinite(angle)
-        angle[finite] = np.unwrap(angle[finite])
-        table.add_angle("effector", "angle", angle[o])
+        if isinstance(angle, _Unwrap):
+            angle = angle(tf.planar_pose(T)[:, 2])
+        table.add_angle("effector", "angle", angle)
         return
     for k, axis in enumerate("xyz"):
         table.add_length("effector", axis, p[:, k])
@@ -188,11 +324,12 @@ def _add_effector(table: ResultTable, mech: CompiledMechanism, T_path: np.ndarra
         table.add_angle("effector", c, rpy[:, k])
 
 
-def _add_frames(table, mech, frames, p_frames, q, qd, qdd, ok, o) -> None:
+def _add_frames(table, mech, frames, p_frames, q, qd, qdd, ok) -> None:
+    """Position (velocity, acceleration) columns of the output frames; all arrays of the same rows."""
     axes = "xy" if mech.planar else "xyz"
     v = a = None
     if qd is not None:
-        v, _, a = frame_motion(mech, q, qd[o], None if qdd is None else qdd[o])
+        v, _, a = frame_motion(mech, q, qd, qdd)
     for f in frames:
         name = mech.frame_names[f]
         for k, axis in enumerate(axes):
@@ -212,10 +349,11 @@ def sweep_messages(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
 
 
 def sweep_events(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
-                 status_text: np.ndarray | None = None, limits: list[Limit] | None = None) -> list[Event]:
+                 status_text=None, limits: list[Limit] | None = None) -> list[Event]:
     """Typed events of a sweep (kind = the core event's kind; ``index`` the point in solve
     order), messages with inputs in file units (``status_text``: the rows' statuses from
-    :func:`linkcli.core.limits.row_status`, computed when None)."""
+    :func:`linkcli.core.limits.row_status`, an array over the rows or a mapping holding at
+    least the events' rows; computed when None)."""
     out: list[Event] = []
 
     def add(e, message: str) -> None:
@@ -297,7 +435,7 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
     """Metadata of a four-bar loop: joints, lengths (file units), Grashof class, the analytic
     input range (angle of the input link from the ground line, file units; None when the input
     turns fully) and, for each located end of range, the analytic limit it was checked against."""
-    rec = {"joints": [mech.joint_names[j] for j in loop.joints],
+    rec: dict[str, Any] = {"joints": [mech.joint_names[j] for j in loop.joints],
            "lengths": [v / mech.length_scale for v in loop.lengths],
            "grashof": grashof_class(*loop.lengths)}
     rng = input_range(loop)
@@ -323,19 +461,6 @@ def limit_warnings(mech: CompiledMechanism, path: np.ndarray, q: np.ndarray, out
     :func:`linkcli.core.limits.limit_violations`): an input the user gave (``path`` (n, n_act)
     SI) or a passive joint the solution puts there (``q`` (n, n_q) SI). One line per joint
     naming it, its limits and the first offending value (file units)."""
-    out = []
-    scale = np.where(mech.q_is_rotation, mech.angle_scale, mech.length_scale)
-    unit = [mech.angle_unit if r else mech.length_unit for r in mech.q_is_rotation]
-    full = np.array(q, dtype=float)
-    full[:, mech.q_actuated] = path
-    for i in range(mech.n_q):
-        lo, hi = mech.q_lower[i], mech.q_upper[i]
-        bad = np.flatnonzero(outside[:, i])
-        if len(bad) == 0:
-            continue
-        v = full[:, i]
-        what = "is given" if i in mech.q_actuated else "is solved to"
-        count = f" ({len(bad)} of {len(v)} points: status {OUTSIDE_LIMITS})" if len(v) > 1 else ""
-        out.append(f"joint variable {mech.q_names[i]} {what} {v[bad[0]] / scale[i]:.6g} {unit[i]}, outside its limits "
-                   f"[{lo / scale[i]:.6g}, {hi / scale[i]:.6g}] {unit[i]}{count}")
-    return out
+    rows = _OutsideRows(mech)
+    rows.add(path, q, outside)
+    return rows.messages()

@@ -29,8 +29,16 @@ def _given(options: Any) -> set[str]:
 
 
 def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
+    from ..analyses.solve import run_solve
+
+    return run_solve(mech, solve_request(loaded, options, many), loaded)
+
+
+def solve_request(loaded, options, many: bool = False):
+    """The :class:`~linkcli.analyses.solve.SolveRequest` of a solve job: the job's options
+    merged over the file's ``analysis.solve`` (the study fast path builds the same one)."""
     from ..analyses.inputs import Sweep
-    from ..analyses.solve import request_from_defaults, run_solve
+    from ..analyses.solve import request_from_defaults
 
     req = request_from_defaults(loaded.model.analysis.solve)
     given = _given(options)
@@ -41,7 +49,7 @@ def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
                   mode=options.mode if "mode" in given else req.mode,
                   output_frames=options.output_frames if "output_frames" in given else req.output_frames,
                   sweep_method="many" if many else "auto")
-    return run_solve(mech, req, loaded)
+    return req
 
 
 def run_ik_job(mech, loaded, options, many: bool = False) -> Outcome:
@@ -66,7 +74,8 @@ def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
     given = _given(options)
     changes = {k: getattr(options, k) for k in ("t_end", "dt", "every", "tol") if k in given}
     req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
-    return run_simulate(mech, req, loaded)
+    # many: a worker runs many jobs and cannot switch from interpreted to compiled kernels later
+    return run_simulate(mech, req, loaded, many=True)
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
@@ -143,4 +152,4 @@ def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcom
     return runner(mech, loaded, options, many=many)
 
 
-__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis", "solve_request"]

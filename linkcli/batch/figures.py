@@ -8,6 +8,7 @@ could not be computed hold NaN and are reported through the job's status instead
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -79,11 +80,26 @@ def unit_of(header: str) -> str:
 
 def match_columns(table, pattern: str) -> list[str]:
     """Headers equal to ``pattern``, or matching it when it holds ``*`` (any text)."""
-    headers = table.headers()
-    if "*" not in pattern:
-        return [pattern] if pattern in headers else []
-    rx = re.compile(".*".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
-    return [h for h in headers if rx.match(h)]
+    return list(_matching(tuple(table.headers()), "glob", pattern))
+
+
+@functools.lru_cache(maxsize=512)
+def _matching(headers: tuple, how: str, arg: str) -> tuple:
+    """Headers selected by a rule, cached per header list: a study evaluates the same figures on
+    thousands of tables with the same headers (``how``: glob, startswith, regex)."""
+    if how == "glob":
+        if "*" not in arg:
+            return (arg,) if arg in headers else ()
+        rx = re.compile(".*".join(re.escape(part) for part in arg.split("*")) + r"\Z")
+        return tuple(h for h in headers if rx.match(h))
+    if how == "startswith":
+        return tuple(h for h in headers if h.startswith(arg))
+    return tuple(h for h in headers if re.match(arg, h))
+
+
+def _first_starting(table, prefix: str) -> str | None:
+    hits = _matching(tuple(table.headers()), "startswith", prefix)
+    return hits[0] if hits else None
 
 
 def unit_factor(source: str, target: str) -> float | None:
@@ -170,16 +186,19 @@ def default_figures(analysis: str, mech) -> list[Figure]:
     return []
 
 
-def evaluate_figures(figures: Sequence[Figure], table, mech, reference: dict | None = None) -> list[FigureValue]:
-    return [evaluate_figure(f, table, mech, reference) for f in figures]
+def evaluate_figures(figures: Sequence[Figure], table, mech, reference: dict | None = None,
+                     loops: list | None = None) -> list[FigureValue]:
+    """``loops``: the mechanism's four-bar loops when the caller has them (a study's fast path:
+    the nominal's rings with a variant's lengths), else ``fourbar_loops(mech)``."""
+    return [evaluate_figure(f, table, mech, reference, loops) for f in figures]
 
 
-def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None) -> FigureValue:
+def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loops: list | None = None) -> FigureValue:
     kind = fig.kind
     if kind == "grashof":
         from ..core.planar_metrics import fourbar_loops, grashof_class
 
-        loops = fourbar_loops(mech)
+        loops = fourbar_loops(mech) if loops is None else loops
         label = "+".join(grashof_class(*lp.lengths) for lp in loops) if loops else "none"
         return FigureValue(fig.name or "grashof", "", fig.name or "grashof", "", label,
                            "" if loops else "no four-bar loop")
@@ -199,7 +218,7 @@ def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None) -> 
         return FigureValue(label, "", label, unit, _stat(values, fig.stat))
     if kind == "range_of_motion":
         var = fig.range_of_motion
-        header = next((h for h in table.headers() if h.startswith(f"{var}.q [")), None)
+        header = _first_starting(table, f"{var}.q [")
         label = fig.name or f"{var}.range"
         if header is None:
             return FigureValue(label, "" if fig.name else var, fig.name or "range", "", math.nan,
@@ -242,7 +261,7 @@ def frame_path(table, frame: str) -> np.ndarray | None:
     """(n, 2 or 3) positions of a frame's columns ``F.x``, ``F.y`` (``F.z``), file units."""
     cols = []
     for axis in "xyz":
-        header = next((h for h in table.headers() if h.startswith(f"{frame}.{axis} [")), None)
+        header = _first_starting(table, f"{frame}.{axis} [")
         if header is None:
             break
         cols.append(np.asarray(table[header], dtype=float))
@@ -304,7 +323,7 @@ def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) ->
         return _bounds(label, np.abs(values) if check.abs else values, check.min, check.max,
                        unit_of(check.column) or unit_of(headers[0]))
     if subject == "min_transmission_angle":
-        headers = [h for h in table.headers() if re.match(r".+\.transmission \[(deg|rad)\]$", h)]
+        headers = list(_matching(tuple(table.headers()), "regex", r".+\.transmission \[(deg|rad)\]$"))
         if not headers:
             from ..core.planar_metrics import fourbar_loops
 

@@ -90,11 +90,19 @@ def result_from_record(d: dict) -> UnitResult:
 
 
 def row_record(r: VariantRow) -> list:
-    return [r.index, r.status, r.message, list(r.figures), list(r.checks), r.time_s]
+    return [r.index, r.status, r.message, list(r.figures), list(r.checks), r.time_s, r.path, r.note]
 
 
 def row_from_record(d: list) -> VariantRow:
-    return VariantRow(int(d[0]), d[1], d[2], tuple(d[3]), tuple(d[4]), d[5])
+    return VariantRow(int(d[0]), d[1], d[2], tuple(d[3]), tuple(d[4]), d[5], *d[6:8])
+
+
+def evaluation_summary(rows: Sequence[VariantRow]) -> dict:
+    """How a study's variants were evaluated: ``fast`` (together, :mod:`linkcli.batch.variants`)
+    and ``per_variant`` counts, and the reasons for the per-variant ones with their counts."""
+    reasons = Counter(r.note or "(no reason recorded)" for r in rows if r.path != "fast")
+    return {"fast": sum(1 for r in rows if r.path == "fast"), "per_variant": sum(reasons.values()),
+            "per_variant_reasons": dict(reasons.most_common())}
 
 
 def auto_chunk_size(n_variants: int, workers: int) -> int:
@@ -144,6 +152,13 @@ def _chunks(study: _Study, size: int, indices: Sequence[int]) -> list[ChunkTask]
     pieces of at most ``size``."""
     ref = reference_paths(study.spec.figures or (), study.nominal.table)
     paths = tuple(p.keys for p in study.unit.params)
+    if ref:
+        from .variants import nominal_reference
+
+        try:
+            ref = nominal_reference(ChunkTask(study.spec, study.unit.source, paths, 0, (), ref))
+        except Exception:  # noqa: BLE001 - the workers report a failing fast path; keep the nominal's own paths
+            pass
     tasks, run = [], []
     for i in list(indices) + [None]:
         if run and (i is None or i != run[-1] + 1 or len(run) == size):
@@ -291,7 +306,8 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
                     uid = w.unit.spec.uid
                     st = studies[uid]
                     if exc is not None:
-                        res = [VariantRow(w.task.start + k, ERROR, msg, (), (), 0.0) for k in range(w.n)]
+                        res = [VariantRow(w.task.start + k, ERROR, msg, (), (), 0.0, "per-variant", "its task failed")
+                               for k in range(w.n)]
                         st.failures.append(msg)
                         st.lost = st.lost or isinstance(exc, TaskLost)
                     else:
@@ -391,6 +407,7 @@ def _study_metadata(st: _Study, rows: list[VariantRow]) -> dict:
         "study": study.model_dump(mode="json", by_alias=True, exclude_none=True),
         "variants": len(rows),
         "counts": dict(Counter(r.status for r in rows)),
+        "evaluation": evaluation_summary(rows),
         "nominal": {"status": st.nominal.status, "message": st.nominal.message,
                     "figures": {f.name: f.value for f in st.nominal.figures},
                     "parameters": {p.text: v for p, v in zip(st.unit.params, st.unit.nominal, strict=True)}},
@@ -442,7 +459,8 @@ def _finish_study(st: _Study, interrupted: str | None = None) -> UnitResult:
                  "required_pass_fraction": need, "method": unit.study.method, "seed": unit.study.seed,
                  "figure_stats": stats, "nominal": {f.name: f.value for f in st.nominal.figures},
                  "check_pass_counts": {c.label(): sum(1 for r in rows if k < len(r.checks) and r.checks[k])
-                                       for k, c in enumerate(spec.checks)}}
+                                       for k, c in enumerate(spec.checks)},
+                 "evaluation": evaluation_summary(rows)}
     res.lost = st.lost
     if st.failures:
         res.details = "\n".join(dict.fromkeys(st.failures))

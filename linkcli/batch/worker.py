@@ -117,7 +117,9 @@ class UnitResult:
 @dataclass(frozen=True)
 class VariantRow:
     """One study variant: its index, status, message, figure values and check outcomes (in the
-    order of the study's figures and checks) and compute time."""
+    order of the study's figures and checks) and compute time; ``path``: how it was evaluated
+    (``fast``: with the study's other variants, :mod:`linkcli.batch.variants`; ``per-variant``:
+    validated, compiled and analysed on its own) and ``note``: why not the fast path."""
 
     index: int
     status: str
@@ -125,6 +127,8 @@ class VariantRow:
     figures: tuple
     checks: tuple
     time_s: float
+    path: str = ""
+    note: str = ""
 
 
 # -- parsed documents, cached per process ---------------------------------------------------------------
@@ -202,15 +206,21 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
         reference = reference_paths(figures_spec, outcome.table)
     figures = evaluate_figures(figures_spec, outcome.table, mech, reference)
     checks = evaluate_checks(spec.checks, outcome.table, mech, figures)
+    status, message = verdict(outcome.n_failed, outcome.failure_summary, checks)
+    return Evaluation(status, message, figures, checks, outcome.table if keep_table else None,
+                      outcome.n_failed, outcome.n_cases, warnings + list(outcome.messages))
+
+
+def verdict(n_failed: int, failure_summary: str, checks: list) -> tuple[str, str]:
+    """(status, message) of an analysis with ``n_failed`` failed cases and these checks."""
     failed_checks = [c for c in checks if not c.passed]
-    status = FAILED if outcome.n_failed or failed_checks else PASSED
+    status = FAILED if n_failed or failed_checks else PASSED
     parts = []
-    if outcome.n_failed:
-        parts.append(outcome.failure_summary)
+    if n_failed:
+        parts.append(failure_summary)
     parts += [f"check {c.name}: {c.message}" for c in failed_checks]
     parts += [f"check {c.name} skipped: {c.message}" for c in checks if c.skipped]
-    return Evaluation(status, "; ".join(parts), figures, checks, outcome.table if keep_table else None,
-                      outcome.n_failed, outcome.n_cases, warnings + list(outcome.messages))
+    return status, "; ".join(parts)
 
 
 def run_unit(task: UnitTask) -> UnitResult:
@@ -227,16 +237,27 @@ def run_unit(task: UnitTask) -> UnitResult:
 
 
 def run_chunk(task: ChunkTask) -> list[VariantRow]:
-    """Variants of a study, each validated like a file and analysed; one row per variant."""
+    """Variants of a study: those the fast path covers evaluated together
+    (:func:`linkcli.batch.variants.fast_rows`), every other one validated like a file and
+    analysed on its own; one row per variant."""
     from .paths import with_values
 
-    rows = []
     try:
         data, smap = document(task.source)
     except Exception as exc:  # noqa: BLE001 - the coordinator parsed it already; be safe
         ev = _invalid(exc) if isinstance(exc, MechanismFileError) else _internal(exc)
         return [_row(task.start + k, ev, task.spec, 0.0) for k in range(len(task.values))]
+    try:
+        from .variants import fast_rows
+
+        rows, _ = fast_rows(task)
+    except Exception as exc:  # noqa: BLE001 - a bug in the fast path: today's path still gives the rows
+        why_not = f"the fast path failed: {type(exc).__name__}: {exc} (a bug: please report it)"
+        rows = [why_not] * len(task.values)
     for k, values in enumerate(task.values):
+        if isinstance(rows[k], VariantRow):
+            continue
+        note = rows[k]
         t0 = time.perf_counter()
         try:
             variant = with_values(data, task.paths, values)
@@ -244,15 +265,15 @@ def run_chunk(task: ChunkTask) -> list[VariantRow]:
                           reference=task.reference, keep_table=False)
         except Exception as exc:  # noqa: BLE001
             ev = _internal(exc)
-        rows.append(_row(task.start + k, ev, task.spec, time.perf_counter() - t0))
+        rows[k] = _row(task.start + k, ev, task.spec, time.perf_counter() - t0, note)
     return rows
 
 
-def _row(index: int, ev: Evaluation, spec: JobSpec, time_s: float) -> VariantRow:
+def _row(index: int, ev: Evaluation, spec: JobSpec, time_s: float, note: str = "") -> VariantRow:
     n_fig = len(spec.figures or ())
     figures = tuple(f.value for f in ev.figures) if ev.figures else (math.nan,) * n_fig
     checks = tuple(c.passed for c in ev.checks) if ev.checks else (False,) * len(spec.checks)
-    return VariantRow(index, ev.status, ev.message, figures, checks, time_s)
+    return VariantRow(index, ev.status, ev.message, figures, checks, time_s, "per-variant", note)
 
 
 __all__ = ["Source", "JobSpec", "UnitTask", "ChunkTask", "Evaluation", "UnitResult", "VariantRow", "evaluate",

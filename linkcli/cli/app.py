@@ -54,6 +54,7 @@ COMMAND_MODULES = (
     "draw",  # pictures (linkcli.plot, `plot` extra)
     "animate",
     "batch",  # batch runs and parameter studies (linkcli/batch)
+    "compile",  # numba kernels into the cache ahead of time (images, CI)
 )
 #: commands registered by a module of another name: command -> module
 COMMAND_ALIASES = {"fk": "solve"}

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from linkcli.errors import Diagnostic
     from linkcli.io.loader import LoadedMechanism
     from linkcli.model.mechanism import Mechanism
-    from linkcli.results import ResultTable
+    from linkcli.results import ResultTable, TableStream
 
     from .options import DataFormat
 
@@ -152,7 +152,7 @@ def stderr_console() -> Console:
 
 
 # -- tables -----------------------------------------------------------------------------------------
-def emit_table(table: ResultTable, *, output: Path | None, fmt: DataFormat | str, quiet: bool = False,
+def emit_table(table: ResultTable | TableStream, *, output: Path | None, fmt: DataFormat | str, quiet: bool = False,
                max_rows: int = 40, title: str | None = None) -> None:
     """Send a result table where the user asked.
 
@@ -161,6 +161,9 @@ def emit_table(table: ResultTable, *, output: Path | None, fmt: DataFormat | str
       ``-o -`` writes the file format (``--format``, csv by default) to stdout.
     * no ``output``: ``table`` renders on stdout with rich (head and tail rows), ``csv``/``json``
       print the whole table on stdout and nothing else.
+
+    ``table`` may be a :class:`~linkcli.results.TableStream` (a long solve): files and CSV on
+    stdout are written block by block; rendering and JSON join the blocks first.
     """
     from linkcli.io.writers import dump_table, write_table
 
@@ -170,10 +173,13 @@ def emit_table(table: ResultTable, *, output: Path | None, fmt: DataFormat | str
     if output is not None:
         written = write_table(table, output, None if fmt_name == "table" else fmt_name)
         if not quiet:
-            echo_err(f"wrote {output} ({written}: {table.n} rows, {len(table.columns)} columns)")
+            echo_err(f"wrote {output} ({written}: {table.n} rows, {len(table.headers())} columns)")
         return
     if fmt_name == "table":
         from .render import render_table
+
+        if hasattr(table, "materialize"):
+            table = table.materialize()
 
         render_table(table, stdout_console(), max_rows=max_rows, title=title)
     else:

@@ -57,8 +57,8 @@ DataFormatOption = Annotated[
 
 OutputOption = Annotated[
     Path | None, typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
-                                 help="Write to FILE (.csv or .json; .npz: binary, for large runs) atomically "
-                                      "instead of stdout ('-': stdout).")]
+                                 help="Write to FILE (.csv or .json; .npz or .parquet: binary, for large runs) "
+                                      "atomically instead of stdout ('-': stdout).")]
 QuietOption = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress, warnings or summaries on stderr (errors still).")]
 

@@ -1,10 +1,18 @@
-"""Optional numba compilation of scalar-loop kernels.
+"""Optional numba compilation of scalar-loop kernels, and when to compile them.
 
 Kernels are written once as plain Python functions over scalars and small arrays; where numba is
 installed they are compiled with ``numba.njit(cache=True)`` (about 30x faster for the tiny
 per-step systems of linkage dynamics, see PERFORMANCE.md), otherwise they run as Python.
-Setting the environment variable ``LINKCLI_NO_JIT`` (to any non-empty value) disables
-compilation, e.g. for debugging or coverage.
+
+Whether a process compiles is decided once, before the first kernel module is imported (the
+decorators below read it at import): ``LINKCLI_JIT=auto|always|never`` (default ``auto``;
+``LINKCLI_NO_JIT`` set to any non-empty value means ``never`` and wins, e.g. for debugging or
+coverage). In ``auto`` mode an analysis that knows its size calls :func:`plan_kernels` first
+(a "ski rental" rule, see :func:`decide`): with numba's cache of the kernels on disk they are
+compiled (loaded); on a cold cache they run interpreted while this machine's interpreted CPU
+time so far plus this run's projection stays below the measured compile cost, else they are
+compiled now. Code that imports kernels without a plan (library users of ``linkcli.core``,
+tests) gets compiled kernels, as before.
 
 numba is imported on the first decorated function only, so modules that do not use kernels
 (``import linkcli``, the CLI's ``--help``) never pay its import time.
@@ -17,8 +25,10 @@ all files, so it never meets stale code).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,43 +57,302 @@ def cache_dir_for(package_dir: str) -> str | None:
     return None if os.access(target, os.W_OK) else user_cache_dir()
 
 
-def jit_enabled() -> bool:
-    """True when kernels are compiled with numba (numba importable and LINKCLI_NO_JIT unset).
-    Before numba is imported, ``NUMBA_CACHE_DIR`` is pointed at a per-user directory when it is
-    unset and the package cannot hold its own cache (:func:`cache_dir_for`)."""
+MODES = ("auto", "always", "never")
+MODE_ENV, LEGACY_OFF_ENV, RECORD_ENV = "LINKCLI_JIT", "LINKCLI_NO_JIT", "LINKCLI_JIT_RECORD"
+
+
+def requested_mode() -> str:
+    """The mode asked for by the environment: ``never`` when ``LINKCLI_NO_JIT`` is set (any
+    non-empty value; it wins), else ``LINKCLI_JIT`` (auto, always, never; default auto).
+    Raises ValueError naming the variable and the valid values for anything else."""
+    if os.environ.get(LEGACY_OFF_ENV):
+        return "never"
+    mode = os.environ.get(MODE_ENV, "").strip().lower() or "auto"
+    if mode not in MODES:
+        raise ValueError(f"{MODE_ENV}={os.environ[MODE_ENV]!r}: expected one of {', '.join(MODES)} "
+                         f"(auto: compile when it pays, always: compile, never: run kernels as Python)")
+    return mode
+
+
+def numba_available() -> bool:
+    """numba is importable (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+def _set_compiling(compile_kernels: bool) -> None:
+    """Fix the process-wide mode (once): import numba, or run kernels as Python. Before numba is
+    imported, ``NUMBA_CACHE_DIR`` is pointed at a per-user directory when it is unset and the
+    package cannot hold its own cache (:func:`cache_dir_for`)."""
     global _numba
+    if _numba is not None:
+        return
+    if not compile_kernels:
+        _numba = False
+        return
+    if not os.environ.get("NUMBA_CACHE_DIR"):
+        custom = cache_dir_for(os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics"))
+        if custom is not None:
+            os.environ["NUMBA_CACHE_DIR"] = custom
+    try:
+        import numba
+    except ImportError:
+        _numba = False
+    else:
+        _numba = numba
+
+
+def mode_fixed() -> bool:
+    """The process has fixed its mode (a kernel module was imported, or :func:`plan_kernels` ran)."""
+    return _numba is not None
+
+
+def jit_enabled() -> bool:
+    """True when kernels are compiled with numba in this process. Fixed on the first call: by
+    :func:`plan_kernels` when an analysis planned its run, else from the environment (``never``
+    runs them as Python; ``auto`` and ``always`` compile when numba is importable)."""
     if _numba is None:
-        if os.environ.get("LINKCLI_NO_JIT"):
-            _numba = False
-        else:
-            if not os.environ.get("NUMBA_CACHE_DIR"):
-                custom = cache_dir_for(os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics"))
-                if custom is not None:
-                    os.environ["NUMBA_CACHE_DIR"] = custom
-            try:
-                import numba
-            except ImportError:
-                _numba = False
-            else:
-                _numba = numba
+        try:
+            mode = requested_mode()
+        except ValueError:
+            mode = "auto"  # an analysis reports the bad value (plan_kernels); a library import does not fail
+        _set_compiling(mode != "never")
     return _numba is not False
 
 
+def compiled_kernels_possible() -> bool:
+    """Kernels imported from now on in this process would be compiled: numba importable, the
+    mode not ``never`` and not fixed to interpreted (checked without importing numba)."""
+    if mode_fixed():
+        return jit_enabled()
+    try:
+        mode = requested_mode()
+    except ValueError:
+        mode = "auto"
+    return mode != "never" and numba_available()
+
+
+def require_compiled() -> bool:
+    """Fix this process to compiled kernels (ahead-of-time compilation, ``linkcli compile``);
+    False when that is impossible (no numba, ``never``, or fixed to interpreted already)."""
+    if compiled_kernels_possible():
+        _set_compiling(True)
+    return mode_fixed() and jit_enabled()
+
+
+# --- when to compile: the ski-rental rule -------------------------------------------------------------
+#: Measured on the 2-core reference machine (1 Dec 2026, load ~1.4; benchmarks/README.md "First
+#: run"): interpreted CPU per work unit of a simulation, where a unit is one step or saved sample
+#: times n_bodies ** SIZE_EXPONENT. The exponent is the measured growth of the interpreted cost
+#: with the number of bodies (planar four-bar chains of 3, 11, 41 bodies: 0.31, 0.29, 0.29 ms per
+#: unit); the banded step solve's work grows a little faster than the body count.
+SIZE_EXPONENT = 1.3
+DEFAULT_SECONDS_PER_UNIT = 3.0e-4
+#: CPU seconds of compiling the simulate kernels with an empty cache (motor_fourbar.yaml; replaced
+#: by this machine's own figure after its first compile)
+DEFAULT_COMPILE_S = {"simulate": 36.0}
+#: what a run with cached compiled kernels costs beyond the interpreted one's kernel time: importing
+#: numba and loading the cached kernels (s of CPU), and the compiled kernels' speed-up
+COMPILED_LOAD_S = 0.6
+COMPILED_SPEEDUP = 30.0
+
+
+def work_units(n_steps: int, n_samples: int, n_bodies: int) -> float:
+    """Size of a simulation for the cost projection: (steps + saved samples) * bodies**1.3."""
+    return float(n_steps + n_samples) * float(max(n_bodies, 1)) ** SIZE_EXPONENT
+
+
+def excess_cost(interpreted_s: float) -> float:
+    """CPU seconds a run interpreted for ``interpreted_s`` spent beyond what the same run costs
+    with cached compiled kernels (numba's load plus the kernels at COMPILED_SPEEDUP): the "rent"
+    of the rule. Never negative (a tiny run may be cheaper interpreted than loading numba)."""
+    return max(0.0, interpreted_s - (COMPILED_LOAD_S + interpreted_s / COMPILED_SPEEDUP))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run does with its kernels. ``compile``: compiled (or loaded from numba's cache)
+    rather than interpreted; ``cold``: numba's cache of them is missing, so compiling costs about
+    ``compile_s`` seconds of CPU; ``projected_s``: the run's projected interpreted CPU seconds;
+    ``reason``: why, in words."""
+
+    compile: bool
+    cold: bool
+    reason: str
+    projected_s: float = 0.0
+    compile_s: float = 0.0
+
+
+def decide(mode: str, *, numba_ok: bool, cached: bool, projected_s: float, rent_paid_s: float,
+           compile_s: float, many: bool = False) -> Plan:
+    """The compile decision as a pure function.
+
+    ``never`` (or no numba) interprets and ``always`` compiles. In ``auto`` mode cached kernels
+    are always used; on a cold cache the run is interpreted while ``rent_paid_s`` (the excess CPU
+    of earlier interpreted runs on this machine since the last compile, :func:`excess_cost`) plus
+    this run's projected excess stays below ``compile_s`` (the compile cost measured on this
+    machine), and compiled otherwise.
+
+    Ski rental: with accurate projections, the total CPU over any sequence of runs is at most
+    twice that of the best choice in hindsight (compile before the first run, or never). Measured
+    against the runs' cost with cached kernels, the rule pays less than ``compile_s`` of excess
+    before it compiles and then ``compile_s``, i.e. less than 2 ``compile_s``, only when the excess
+    up to that run reached ``compile_s``, which the hindsight choice also pays (as excess, or as
+    the compile). A run projected to cost more than a compile compiles at once.
+
+    ``many``: the process will make many runs it cannot count yet (a batch worker); a process
+    cannot switch from interpreted to compiled kernels, so it compiles (as ``always``).
+    """
+    if mode == "never" or not numba_ok:
+        return Plan(False, not cached, "interpreted (LINKCLI_JIT=never)" if mode == "never" else "numba not installed",
+                    projected_s)
+    if mode == "always" or (many and not cached):
+        why = "LINKCLI_JIT=always" if mode == "always" else "many runs in this process"
+        return Plan(True, not cached, f"compiled ({why})", projected_s, compile_s if not cached else 0.0)
+    if cached:
+        return Plan(True, False, "compiled kernels cached", projected_s, 0.0)
+    if rent_paid_s + excess_cost(projected_s) < compile_s:
+        return Plan(False, True, f"interpreted: {projected_s:.3g} s projected, {rent_paid_s:.3g} s paid of a "
+                    f"{compile_s:.3g} s compile", projected_s, compile_s)
+    return Plan(True, True, f"compiling: {projected_s:.3g} s projected interpreted plus {rent_paid_s:.3g} s paid "
+                f"reach the {compile_s:.3g} s compile", projected_s, compile_s)
+
+
+def record_path() -> str:
+    """The per-user record of interpreted and compile costs: ``$LINKCLI_JIT_RECORD`` when set,
+    else ``jit-record.json`` next to :func:`user_cache_dir`."""
+    from pathlib import Path
+
+    return os.environ.get(RECORD_ENV) or str(Path(user_cache_dir()).parent / "jit-record.json")
+
+
+def read_record() -> dict:
+    """The record (``{kernel_set: {"rent_paid_s", "seconds_per_unit", "compile_s", "runs"}}``);
+    empty when missing or unreadable (then the measured defaults apply)."""
+    import json
+
+    try:
+        with open(record_path(), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_record(data: dict) -> None:
+    """Replace the record atomically; best effort (a read-only home only loses the learning)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    path = Path(record_path())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".jit-record.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _entry(record: dict, kernel_set: str) -> dict:
+    e = record.get(kernel_set)
+    e = dict(e) if isinstance(e, dict) else {}
+
+    def num(key, default):
+        v = e.get(key)
+        return float(v) if isinstance(v, int | float) and math.isfinite(v) and v >= 0 else default
+
+    return {"rent_paid_s": num("rent_paid_s", 0.0),
+            "seconds_per_unit": num("seconds_per_unit", 0.0) or DEFAULT_SECONDS_PER_UNIT,
+            "compile_s": num("compile_s", 0.0) or DEFAULT_COMPILE_S.get(kernel_set, max(DEFAULT_COMPILE_S.values())),
+            "runs": int(num("runs", 0))}
+
+
+#: the kernel modules of each kernel set (their numba index files tell whether it is cached;
+#: tests/test_jit_plan.py checks that a compiled run leaves them)
+KERNEL_MODULES = {"simulate": ("dynamics/integrator.py", "dynamics/node_multipliers.py", "dynamics/outputs.py",
+                               "dynamics/structs_generated.py")}
+
+
+def kernels_cached(kernel_set: str) -> bool:
+    """numba's on-disk cache holds kernels of every module of ``kernel_set`` (no numba import)."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    return all(numba_cache_exists(str(here / m), Path(m).stem + ".*.nbi") for m in KERNEL_MODULES[kernel_set])
+
+
+_plans: dict[str, Plan] = {}
+
+
+def plan_kernels(kernel_set: str, units: float, *, many: bool = False) -> Plan:
+    """Decide (:func:`decide`) and fix this process's mode for a run of ``units`` work units
+    (:func:`work_units`) of ``kernel_set`` ("simulate"), before its kernel modules are imported;
+    ``many``: see :func:`decide`.
+    When the mode is already fixed (kernels imported earlier in the process), the plan follows it.
+    Raises ValueError for a bad ``LINKCLI_JIT``."""
+    mode = requested_mode()
+    e = _entry(read_record(), kernel_set)
+    cached = kernels_cached(kernel_set)
+    projected = units * e["seconds_per_unit"]
+    if mode_fixed():
+        compiled = jit_enabled()
+        plan = Plan(compiled, compiled and not cached,
+                    "compiled (fixed earlier in this process)" if compiled else "interpreted (fixed earlier in this "
+                    "process)", projected, e["compile_s"] if compiled and not cached else 0.0)
+    else:
+        plan = decide(mode, numba_ok=numba_available(), cached=cached, projected_s=projected,
+                      rent_paid_s=e["rent_paid_s"], compile_s=e["compile_s"], many=many)
+        _set_compiling(plan.compile)
+    _plans[kernel_set] = plan
+    return plan
+
+
+def record_run(kernel_set: str, plan: Plan, units: float, cpu_s: float) -> None:
+    """Learn from a finished run of ``kernel_set`` that took ``cpu_s`` seconds of CPU (kernel
+    import included): an interpreted run adds its excess cost to the rent paid and updates the
+    seconds per unit; a run that compiled on a cold cache records the compile cost (its CPU less
+    what a cached run would have cost) and starts the rent afresh."""
+    if units <= 0 or not math.isfinite(cpu_s) or cpu_s < 0:
+        return
+    record = read_record()
+    e = _entry(record, kernel_set)
+    if not plan.compile:
+        rate = cpu_s / units
+        e["seconds_per_unit"] = rate if e["runs"] == 0 else 0.5 * (rate + e["seconds_per_unit"])
+        e["rent_paid_s"] += excess_cost(cpu_s)
+        e["runs"] += 1
+    elif plan.cold:
+        e["compile_s"] = max(cpu_s - COMPILED_LOAD_S - units * e["seconds_per_unit"] / COMPILED_SPEEDUP, 1.0)
+        e["rent_paid_s"] = 0.0
+    else:
+        return
+    record[kernel_set] = e
+    _write_record(record)
+
+
 @overload
-def maybe_njit(f: F, *, inline: bool = False) -> F: ...
+def maybe_njit(f: F, *, inline: bool = False, signature: str | None = None) -> F: ...
 @overload
-def maybe_njit(f: None = None, *, inline: bool = False) -> Callable[[F], F]: ...
-def maybe_njit(f: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
+def maybe_njit(f: None = None, *, inline: bool = False, signature: str | None = None) -> Callable[[F], F]: ...
+def maybe_njit(f: F | None = None, *, inline: bool = False, signature: str | None = None) -> F | Callable[[F], F]:
     """``numba.njit(cache=True)(f)`` when :func:`jit_enabled`, else ``f`` unchanged. Use as
     ``@maybe_njit`` or ``@maybe_njit(inline=True)``; ``inline`` inlines the function into its
     compiled callers at numba's IR level (for hot helpers that LLVM leaves as calls; it costs
-    compile time in every caller). Typed to return the decorated function's own type, so type
-    checkers see the kernel's signature through the decorator (a numba dispatcher is called the
-    same way)."""
+    compile time in every caller). ``signature`` (numba's string form, e.g.
+    ``"UniTuple(float64, 3)(float64[:, ::1], int64)"``) compiles exactly that one version: for tiny
+    helpers called with constant (literal) arguments, of which numba otherwise compiles one copy
+    per constant; a call with other types then fails to compile (the test suite would see it).
+    Typed to return the decorated function's own type, so type checkers see the kernel's
+    signature through the decorator (a numba dispatcher is called the same way)."""
     def wrap(g: F) -> F:
         if not jit_enabled():
             return g
-        return _numba.njit(cache=True, inline="always" if inline else "never")(g)
+        options = dict(cache=True, inline="always" if inline else "never")
+        return _numba.njit(signature, **options)(g) if signature else _numba.njit(**options)(g)
 
     return wrap if f is None else wrap(f)
 
@@ -94,7 +363,9 @@ def numba_cache_exists(module_file: str, pattern: str) -> bool:
     importing numba; used to decide on / announce a first-run compilation."""
     from pathlib import Path
 
-    if any((Path(module_file).parent / "__pycache__").glob(pattern)):
-        return True
-    custom = os.environ.get("NUMBA_CACHE_DIR") or cache_dir_for(str(Path(module_file).parent))
+    custom = os.environ.get("NUMBA_CACHE_DIR")  # when set, numba caches there only
+    if not custom:
+        if any((Path(module_file).parent / "__pycache__").glob(pattern)):
+            return True
+        custom = cache_dir_for(str(Path(module_file).parent))
     return custom is not None and any(Path(custom).rglob(pattern))

@@ -3,8 +3,11 @@
 This is the fast path of :func:`linkcli.core.sweep.solve_sweep` (see there for when it is used).
 It runs the algorithm of the numpy path of sweep.py, point by point in scalar loops:
 
-* the same coarse points, first-point assembly, tangent predictor + corrector with step
-  bisection on a failure or a would-be branch jump (``_continue``), restart from the last good
+* the same coarse points (:func:`coarse_indices`, tested equal to ``sweep._coarse_indices``),
+  first-point assembly (done by sweep.py for both paths), the same acceptance tests and limits (written once in
+  :mod:`linkcli.core.continuation` and compiled here), tangent predictor (the secant through
+  the previous point where J_p is singular) + corrector with step bisection on a failure or a
+  would-be branch jump (``_continue``), restart from the last good
   configuration after failures (a ``reassembled`` event), and per-point Levenberg-Marquardt
   corrector (``solve_configuration``: same acceptance test, damping schedule, statuses);
 * between coarse points every point follows its left neighbour. The numpy path guesses them
@@ -62,7 +65,9 @@ import math
 
 import numpy as np
 
+from . import continuation as rules
 from .jit import jit_enabled
+from .loop_closure import SINGULAR_CONDITION
 
 
 def _compiled(f):
@@ -75,6 +80,14 @@ def _compiled(f):
     import numba
 
     return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
+
+
+# the continuation's acceptance tests and limits, shared with the numpy path (continuation.py)
+_corrector_left_branch = _compiled(rules.corrector_left_branch)
+_fine_point_left_branch = _compiled(rules.fine_point_left_branch)
+_det_sign_flipped = _compiled(rules.det_sign_flipped)
+_det_sign_left_branch = _compiled(rules.det_sign_left_branch)
+_hermite_weights = _compiled(rules.hermite_weights)
 
 
 # must equal loop_closure.Status (checked by tests/test_kinematics_fast.py)
@@ -90,9 +103,10 @@ _ACCEPT = 1.0 - 1e-12  # corrector steps must lower the error by this factor (as
  O_STEPF, O_LOOPF, O_VAX, O_CA, O_CB, O_SCALE,  # offsets into mf
  W_POSE, W_AXO, W_CQ, W_SQ, W_QTRIG, W_PAB, W_Q, W_R, W_J,  # offsets into wf ...
  W_JP, W_LU, W_LU0, W_AW, W_V, W_SV, W_RHS, W_DX, W_INFO0, W_AC, W_QP, W_STA, W_AS, W_HERM, W_DQ,
+ W_PRA, W_PRQ, W_SPA, W_SPQ,  # the secant predictor's earlier point: current, and per bisection level
  I_PIV, I_PIV0, I_STD,  # offsets into wi
  H_ZERO,  # always 0: see _rt
- H_SIZE) = range(46)
+ H_SIZE) = range(50)
 
 # (q, r, J) slots: results 1 and 2, corrector trial, continuation state, last converged coarse
 # point, scratch (_continue's failed attempt at its end point; _finish's failed point)
@@ -100,7 +114,7 @@ SL_1, SL_2, SL_T, SL_C, SL_OK, SL_X = range(6)
 N_SLOTS = 6
 
 
-def pack(M, max_depth: int = 10):
+def pack(M, max_depth: int = rules.MAX_DEPTH):
     """(mi, mf, n_wf, n_wi) for the model tuple M (plain Python)."""
     stepi, stepf, loopi, loopf, vrot, vax, cA, cB, passive, act, scale = M
     n_q, n_l, n_s, n_p, n_a = len(vrot), len(loopi), len(stepi), len(passive), len(act)
@@ -119,10 +133,11 @@ def pack(M, max_depth: int = 10):
     floats = [stepf, loopf, vax, cA, cB, scale]
     place([O_STEPF, O_LOOPF, O_VAX, O_CA, O_CB, O_SCALE], [a.size for a in floats], 0)
     n_wf = place([W_POSE, W_AXO, W_CQ, W_SQ, W_QTRIG, W_PAB, W_Q, W_R, W_J,
-                  W_JP, W_LU, W_LU0, W_AW, W_V, W_SV, W_RHS, W_DX, W_INFO0, W_AC, W_QP, W_STA, W_AS, W_HERM, W_DQ],
+                  W_JP, W_LU, W_LU0, W_AW, W_V, W_SV, W_RHS, W_DX, W_INFO0, W_AC, W_QP, W_STA, W_AS, W_HERM, W_DQ,
+                  W_PRA, W_PRQ, W_SPA, W_SPQ],
                  [4 * (n_s + 1), 4 * n_q, n_q, n_q, n_q, 4 * n_l, N_SLOTS * n_q, N_SLOTS * n_c, N_SLOTS * n_c * n_q,
                   n_c * n_p, n_p * n_p, n_p * n_p, n_p * n_p, n_p * n_p, n_p, n_c, n_p, 2, n_a, n_q,
-                  (max_depth + 2) * n_a, n_a, 5 * n_q, n_a], 0)
+                  (max_depth + 2) * n_a, n_a, 5 * n_q, n_a, n_a, n_q, (max_depth + 2) * n_a, (max_depth + 2) * n_q], 0)
     n_wi = place([I_PIV, I_PIV0, I_STD], [n_p, n_p, max_depth + 2], 0)
     mi = np.concatenate([head] + [np.asarray(a, dtype=np.int64).ravel() for a in ints])
     mf = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in floats])
@@ -542,13 +557,40 @@ def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
 
 
 @_compiled
-def _predict(mi, wf, wi, a0, a1, sl, cached):
-    """Tangent predictor into wf[W_QP]: q0 + N(q0) (a1 - a0) with q0, J(q0) in slot sl.
-    ``cached``: the inverse (3 x 3) or LU factors of J(q0)'s passive partition are in LU0
-    (left by :func:`_diagnose`)."""
+def _passive_condition(mi, wf, sl):
+    """Condition number (2-norm, Jacobi SVD; inf when singular) of J_p at the state in slot
+    sl, as loop_closure.condition_number (scratch W_AW / W_SV; LU0 is left alone)."""
+    n_p, Aw, sv = mi[H_NP], mi[W_AW], mi[W_SV]
+    _passive_block(mi, wf, sl, Aw)
+    _svd(wf, Aw, mi[W_V], sv, n_p, _rt(mi, 0) == 1)
+    smax, smin = 0.0, np.inf
+    for m in range(n_p):
+        smax = max(smax, wf[sv + m])
+        smin = min(smin, wf[sv + m])
+    return smax / smin if smin > 0.0 else np.inf
+
+
+@_compiled
+def _predict(mi, wf, wi, a0, a1, sl, cached, has_prev):
+    """Predictor into wf[W_QP] with q0, J(q0) in slot sl (``sweep._predict``): the tangent
+    q0 + N(q0) (a1 - a0), or, where J_p(q0) is (nearly) singular and ``has_prev`` (an earlier
+    point on the branch in W_PRA / W_PRQ), the secant through that point, which carries the
+    branch straight through a branch point. ``cached``: the inverse (3 x 3) or LU factors of
+    J(q0)'s passive partition are in LU0 (left by :func:`_diagnose`)."""
     n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
     o_pas, o_act = mi[O_PASSIVE], mi[O_ACT]
     qo, jo, qp, rhs, dx = _qo(mi, sl), _jo(mi, sl), mi[W_QP], mi[W_RHS], mi[W_DX]
+    if has_prev and _passive_condition(mi, wf, sl) > SINGULAR_CONDITION:
+        pra, prq = mi[W_PRA], mi[W_PRQ]
+        da2, dd = 0.0, 0.0
+        for m in range(n_a):
+            da = a0[m] - wf[pra + m]
+            da2 += da * da
+            dd += da * (a1[m] - a0[m])
+        scale = dd / da2 if da2 > 0.0 else 0.0
+        for k in range(n_q):
+            wf[qp + k] = wf[qo + k] + (wf[qo + k] - wf[prq + k]) * scale
+        return
     for k in range(n_q):
         wf[qp + k] = wf[qo + k]
     for m in range(n_a):
@@ -578,15 +620,24 @@ def _det_sign(mi, wf, wi, sl):
 
 
 @_compiled
-def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
-    """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: tangent
-    predictor, corrector, branch check, step bisection (``sweep._continue`` without recursion).
-    Result in slot sl (may equal s0); the status is always that of the point a1, as in
+def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_prev, has_prev):
+    """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: predictor,
+    corrector, branch check, step bisection (``sweep._continue`` without recursion). Result in
+    slot sl (may equal s0); the status is always that of the point a1, as in
     ``sweep._continue``: when the bisections fail before a1, the latest corrector attempt at a1
     (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged, else its own failure status.
-    ``cached``: see :func:`_predict`."""
+    ``cached``: see :func:`_predict`; (a_prev, q_prev), when ``has_prev``: an earlier point on
+    the branch for the secant predictor (``prev`` of ``sweep._continue``). Bisection keeps the
+    recursion's earlier points: a step's first half uses its own earlier point, its second half
+    starts from the midpoint with the step's start as the earlier point (stored per level)."""
     n_q, n_a, max_depth = mi[H_NQ], mi[H_NA], mi[H_MAXD]
     ac, qp, sta, std = mi[W_AC], mi[W_QP], mi[W_STA], mi[I_STD]
+    pra, prq, spa, spq = mi[W_PRA], mi[W_PRQ], mi[W_SPA], mi[W_SPQ]
+    if has_prev:
+        for m in range(n_a):
+            wf[pra + m] = a_prev[m]
+        for k in range(n_q):
+            wf[prq + k] = q_prev[k]
     s_c, s_end = _rt(mi, SL_C), _rt(mi, SL_X)
     st_end = CONVERGED  # status of the latest failed attempt at a1 (kept in slot s_end)
     cur = s0  # the state continued from (copied first when the result overwrites it)
@@ -603,7 +654,7 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
     while top > 0:
         at = wf[sta + (top - 1) * n_a:sta + top * n_a]
         dep = wi[std + top - 1]
-        _predict(mi, wf, wi, wf[ac:ac + n_a], at, cur, first)
+        _predict(mi, wf, wi, wf[ac:ac + n_a], at, cur, first, has_prev)
         first = False
         st = _solve(mi, mf, wf, wi, at, wf[qp:qp + n_q], tol, max_iter, sl)
         qc = _qo(mi, cur)
@@ -612,12 +663,19 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
         for k in range(n_q):
             moved = max(moved, abs(wf[qp + k] - wf[qc + k]))
             dev = max(dev, abs(wf[qo + k] - wf[qp + k]))
-        ok = st == CONVERGED and not dev > 0.3 * moved + 1e-8
-        if ok and dep < max_depth and _det_sign(mi, wf, wi, cur) * _det_sign(mi, wf, wi, sl) < 0.0:
-            ok = False  # det J_p changed sign: bisect (``sweep._continue`` says why)
+        ok = st == CONVERGED and not _corrector_left_branch(dev, moved)
+        if ok and dep < max_depth and _det_sign_flipped(_det_sign(mi, wf, wi, cur), _det_sign(mi, wf, wi, sl)):
+            ok = False  # bisect (continuation.det_sign_flipped says why)
         if ok:
             if top == 1:  # done: the result is in slot sl
                 return CONVERGED
+            # on to the target below from this midpoint: its earlier point is the start of the
+            # step that was halved (stored when the midpoint was pushed)
+            for m in range(n_a):
+                wf[pra + m] = wf[spa + (top - 2) * n_a + m]
+            for k in range(n_q):
+                wf[prq + k] = wf[spq + (top - 2) * n_q + k]
+            has_prev = True
             for m in range(n_a):
                 wf[ac + m] = at[m]
             _copy_slot(mi, wf, s_c, sl)
@@ -631,6 +689,11 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached):
             _copy_slot(mi, wf, sl, s_end)
             return st_end
         wi[std + top - 1] = dep + 1
+        qc = _qo(mi, cur)
+        for m in range(n_a):
+            wf[spa + (top - 1) * n_a + m] = wf[ac + m]
+        for k in range(n_q):
+            wf[spq + (top - 1) * n_q + k] = wf[qc + k]
         for m in range(n_a):
             wf[sta + top * n_a + m] = 0.5 * (wf[ac + m] + at[m])
         wi[std + top] = dep + 1
@@ -709,7 +772,7 @@ def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     for k in range(n_q):
         moved = max(moved, abs(wf[q1 + k] - wf[qp + k]))
         dev = max(dev, abs(wf[qo + k] - wf[q1 + k]))
-    return not dev > 0.3 * moved + 1e-8
+    return not _corrector_left_branch(dev, moved)
 
 
 @_compiled
@@ -768,8 +831,7 @@ def _hermite_guess(mi, wf, t):
     returns the span max|q_b - q_a| for the branch check."""
     n_q = mi[H_NQ]
     h = mi[W_HERM]
-    t2, t3 = t * t, t * t * t
-    h00, h10, h01, h11 = 2 * t3 - 3 * t2 + 1, t3 - 2 * t2 + t, -2 * t3 + 3 * t2, t3 - t2
+    h00, h10, h01, h11 = _hermite_weights(t)
     span = 0.0
     for k in range(n_q):
         qa, qb, m0, m1 = wf[h + k], wf[h + n_q + k], wf[h + 2 * n_q + k], wf[h + 3 * n_q + k]
@@ -877,7 +939,9 @@ def _finish(mi, mf, wf, wi, Q, i, st, sl, q_out, resid, worst, cond, det):
 # --- the sweep -----------------------------------------------------------------------------------
 @_compiled
 def coarse_indices(Q, limit, idx):
-    """Same as ``sweep._coarse_indices``: fills idx (n + 1,) and returns the count."""
+    """Same as ``sweep._coarse_indices`` (tested equal): fills idx (n + 1,) and returns the count.
+    Kept as a compiled loop: the numpy scan called from the compiled path costs ~1.9 ms at
+    3600 points, about as much as the whole compiled sweep (measured under load ~8)."""
     n, n_a = Q.shape
     idx[0] = 0
     cnt = 1
@@ -911,19 +975,20 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
     s1, s2, s_ok, yes, no = _rt(mi, SL_1), _rt(mi, SL_2), _rt(mi, SL_OK), _rt(mi, 1) == 1, _rt(mi, 0) == 1
 
     # coarse pass (sweep.solve_sweep)
-    last_ok, prev = -1, -1
+    last_ok, prev, prev_ok = -1, -1, -1
     for ci in range(coarse.shape[0]):
         c = coarse[ci]
         if prev < 0:  # first point: assemble at the estimate's own inputs, then follow to Q[c]
             st = _solve(mi, mf, wf, wi, a_start, q_start, tol, max_iter, s2)
             if st == CONVERGED:
-                st = _continue(mi, mf, wf, wi, a_start, Q[c], s2, s1, tol, max_iter, no)
+                st = _continue(mi, mf, wf, wi, a_start, Q[c], s2, s1, tol, max_iter, no, Q[c], q_start, no)
             if st != CONVERGED:
                 st = _solve(mi, mf, wf, wi, Q[c], q_start, tol, max_iter, s1)
         elif last_ok < 0:
             st = _solve(mi, mf, wf, wi, Q[c], q_out[prev], tol, max_iter, s1)
         else:
-            st = _continue(mi, mf, wf, wi, Q[last_ok], Q[c], s_ok, s1, tol, max_iter, no)
+            p = prev_ok if prev_ok >= 0 else last_ok  # (the earlier point of the secant predictor)
+            st = _continue(mi, mf, wf, wi, Q[last_ok], Q[c], s_ok, s1, tol, max_iter, no, Q[p], q_out[p], prev_ok >= 0)
         if st != CONVERGED and last_ok >= 0:  # restart from the last good configuration
             if _solve(mi, mf, wf, wi, Q[c], q_out[last_ok], tol, max_iter, s2) == CONVERGED:
                 _copy_slot(mi, wf, s1, s2)
@@ -932,7 +997,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
         status[c] = st
         _finish(mi, mf, wf, wi, Q, c, st, s1, q_out, resid, worst, cond, det)
         if st == CONVERGED:
-            last_ok = c
+            prev_ok, last_ok = last_ok, c
             _copy_slot(mi, wf, s_ok, s1)
         prev = c
 
@@ -975,18 +1040,20 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                     dev = 0.0
                     for k in range(n_q):
                         dev = max(dev, abs(wf[qn + k] - wf[guess + k]))
-                    if st != CONVERGED or dev > 0.25 * span + 1e-6:
+                    if st != CONVERGED or _fine_point_left_branch(dev, span):
                         if status[i - 1] == CONVERGED:
-                            st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, i - 1 > a)
+                            st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, i - 1 > a,
+                                           Q[i - 1], q_out[i - 1], no)
                         else:
                             st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
             status[i] = st
             _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
-            if ok_seg and st == CONVERGED and det[a] == det[b] and det[i] != det[a]:
+            if ok_seg and st == CONVERGED and _det_sign_left_branch(det[i], det[a], det[b]):
                 # det J_p differs from both ends of the segment: the other assembly branch
                 # (``sweep._fill_between``); continue from the left neighbour instead
                 if status[i - 1] == CONVERGED:
-                    st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no)
+                    st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no, Q[i - 1], q_out[i - 1],
+                                   no)
                 else:
                     st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
                 status[i] = st

@@ -42,12 +42,12 @@ tests/test_kinematics_fast.py); spatial and non-square mechanisms always use the
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import continuation as rules
 from .assembly import assemble
 from .loop_closure import (
     SINGULAR_CONDITION,
@@ -137,7 +137,7 @@ def _tangent(mech, q):
     return tangent_map(mech, _residual_jacobian(mech, q)[1])
 
 
-_MAX_DEPTH = 10  # step bisections of one continuation step
+_MAX_DEPTH = rules.MAX_DEPTH
 
 
 #: above loop_closure.SINGULAR_CONDITION the tangent at a point is not trusted (a dead centre or
@@ -167,16 +167,12 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
     status. A step is accepted when the corrector moved the prediction by < 0.3 of the
     predictor's step and, above the smallest step, det J_p keeps its sign."""
     q_pred, J0 = _predict(mech, a0, q0, a1, prev)
-    res, J1 = _solve_configuration(mech, a1[None], q_pred[None], tol, 50)
+    res, J1 = _solve_configuration(mech, a1[None], q_pred[None], tol, rules.MAX_ITER)
     q1, st = res.q[0], int(res.status[0])
     moved = np.abs(q_pred - q0).max()
-    jump = np.abs(q1 - q_pred).max() > 0.3 * moved + 1e-8
+    jump = rules.corrector_left_branch(np.abs(q1 - q_pred).max(), moved)
     if st == Status.CONVERGED and not jump and depth < max_depth and _det_flips(mech, J0, J1[0]):
-        # det J_p changed sign: a singular configuration lies between, or the corrector
-        # landed on the other assembly branch (close in q near a change point, so the test
-        # above can pass); bisect: a real crossing survives down to the smallest step, where
-        # the corrector's move test separates branches a finite distance apart; a jump does not
-        jump = True
+        jump = True  # bisect (rules.det_sign_flipped says why)
     if st == Status.CONVERGED and not jump:
         return q1, st
     failed = q1, (Status.BRANCH_JUMP if st == Status.CONVERGED else st)  # a1 not reached on the branch
@@ -195,7 +191,7 @@ def _det_flips(mech, J0, J1) -> bool:
     if not _square(mech):
         return False
     p = passive_indices(mech)
-    return bool(np.sign(np.linalg.det(J0[:, p])) * np.sign(np.linalg.det(J1[:, p])) < 0)
+    return bool(rules.det_sign_flipped(np.sign(np.linalg.det(J0[:, p])), np.sign(np.linalg.det(J1[:, p]))))
 
 
 def _first_point(mech, a, q_start, tol):
@@ -274,8 +270,12 @@ def _square(mech: CompiledMechanism) -> bool:
 
 
 def _jit_available() -> bool:
-    """numba importable and not disabled, checked without importing it."""
-    return not os.environ.get("LINKCLI_NO_JIT") and importlib.util.find_spec("numba") is not None
+    """numba importable and the kernels compiled in this process (jit.py's mode: not
+    ``LINKCLI_JIT=never`` / ``LINKCLI_NO_JIT``, not fixed to interpreted kernels by an earlier
+    analysis), checked without importing numba."""
+    from .jit import compiled_kernels_possible
+
+    return compiled_kernels_possible()
 
 
 def _kernel_cached() -> bool:
@@ -365,8 +365,8 @@ def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: n
     # away from the estimate, where the numpy path keeps the mode the user chose.
     q_first, st_first = _first_point(mech, Q[coarse[0]], q_start, tol)
     start = q_first if st_first == Status.CONVERGED else q_start
-    pk.sweep(mi, mf, wf, wi, Q, np.array(start, dtype=np.float64), coarse, float(tol), 50, q, status, resid, worst,
-             cond, det, reassembled)
+    pk.sweep(mi, mf, wf, wi, Q, np.array(start, dtype=np.float64), coarse, float(tol), rules.MAX_ITER, q, status,
+             resid, worst, cond, det, reassembled)
     events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(reassembled)]
     events += _events(mech, status, resid, worst, cond, det)
     events.sort(key=lambda e: e.index)
@@ -391,19 +391,16 @@ def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
             guess[sel] = _hermite(Q_act, q, N, a, b, fine[sel])
         else:
             guess[sel] = q[a] if status[a] == Status.CONVERGED else q[b]
-    res, J = _solve_configuration(mech, Q_act[fine], guess, tol, 50)
+    res, J = _solve_configuration(mech, Q_act[fine], guess, tol, rules.MAX_ITER)
     span = np.abs(q[c1] - q[c0]).max(axis=-1)
-    jumped = np.abs(res.q - guess).max(axis=-1) > 0.25 * span + 1e-6
+    jumped = rules.fine_point_left_branch(np.abs(res.q - guess).max(axis=-1), span)
     if _square(mech):
-        # a fine point whose det J_p sign differs from both ends of its segment (which agree:
-        # no crossing between them) has jumped to the other assembly branch, however close to
-        # the guess it landed (near a change point the two branches are close in q)
         passive = passive_indices(mech)
         det_c = np.zeros(len(q))
         if len(good):
             det_c[good] = _det_sign(_residual_jacobian(mech, q[good])[1][:, :, passive])
         d0, d1 = det_c[c0], det_c[c1]
-        jumped |= ok_seg & (d0 == d1) & (_det_sign(J[:, :, passive]) != d0)
+        jumped |= ok_seg & rules.det_sign_left_branch(_det_sign(J[:, :, passive]), d0, d1)
     q[fine], status[fine] = res.q, res.status
     redo = fine[(jumped | (res.status != Status.CONVERGED)) & ok_seg]
     for i in redo:  # rare: sequential continuation from the left neighbour
@@ -426,7 +423,7 @@ def _hermite(Q_act, q, N, a, b, idx) -> np.ndarray:
     t = ((idx - a) / (b - a))[:, None]
     dQ = Q_act[b] - Q_act[a]
     m0, m1 = N[a] @ dQ, N[b] @ dQ
-    h00, h10, h01, h11 = 2 * t**3 - 3 * t**2 + 1, t**3 - 2 * t**2 + t, -2 * t**3 + 3 * t**2, t**3 - t**2
+    h00, h10, h01, h11 = rules.hermite_weights(t)
     return h00 * q[a] + h10 * m0 + h01 * q[b] + h11 * m1
 
 

@@ -41,12 +41,12 @@ from typing import IO, Any
 import numpy as np
 
 from linkcli.errors import LinkcliError, visible_json
-from linkcli.results import ResultTable, json_safe
+from linkcli.results import Column, ResultTable, TableStream, json_safe
 
-FORMATS = ("csv", "json", "npz")
-EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz"}
+FORMATS = ("csv", "json", "npz", "parquet")
+EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz", ".parquet": "parquet"}
 #: formats that are files only (binary): not printable on stdout
-BINARY_FORMATS = ("npz",)
+BINARY_FORMATS = ("npz", "parquet")
 JSON_FORMAT_ID = "linkcli.table/1"
 NPZ_FORMAT_ID = "linkcli.table-npz/1"
 NPZ_META_KEY = "__linkcli_table__"
@@ -70,35 +70,50 @@ def format_for(path: str | os.PathLike, format: str | None = None) -> str:
     if ext not in EXTENSIONS:
         shown = f"'{ext}'" if ext else "no extension"
         raise OutputError(f"cannot tell the output format of '{os.fspath(path)}' ({shown}); "
-                          f"name the file .csv or .json (.npz: binary, for large runs), or give --format csv|json")
+                          "name the file .csv or .json (.npz or .parquet: binary, for large runs), "
+                          "or give --format csv|json")
     return EXTENSIONS[ext]
 
 
 # -- public API -------------------------------------------------------------------------------------
-def write_table(table: ResultTable, path: str | os.PathLike, format: str | None = None) -> str:
-    """Write ``table`` to ``path`` atomically as CSV or JSON (by extension unless ``format``).
-    Returns the format written. Raises :class:`OutputError` for an unknown format or an OS
-    error (the previous file, if any, is then unchanged)."""
+def write_table(table: ResultTable | TableStream, path: str | os.PathLike, format: str | None = None) -> str:
+    """Write ``table`` to ``path`` atomically as CSV, JSON or .npz (by extension unless
+    ``format``). Returns the format written. Raises :class:`OutputError` for an unknown format
+    or an OS error (the previous file, if any, is then unchanged).
+
+    A :class:`~linkcli.results.TableStream` is written block by block: CSV rows are appended to
+    the temporary file, .npz columns gathered in an anonymous scratch file next to it (so
+    memory holds one block, not the table); JSON, whose layout holds columns whole, joins the
+    blocks first. The file appears under ``path`` only when complete (:func:`atomic_path`)."""
     if format is None and is_special_file(os.fspath(path)) and os.path.splitext(str(path))[1].lower() not in EXTENSIONS:
         format = "csv"  # /dev/stdout, a pipe: no extension to go by
     fmt = format_for(path, format)
     if fmt == "npz":
         with atomic_path(path, ".npz") as tmp, open(tmp, "wb") as fh:
-            _write_npz(table, fh)
+            if isinstance(table, TableStream):
+                _write_npz_stream(table, fh, scratch_dir=os.path.dirname(tmp))
+            else:
+                _write_npz(table, fh)
+        return fmt
+    if fmt == "parquet":
+        pq = _pyarrow_parquet(path)
+        with atomic_path(path, ".parquet") as tmp:
+            _write_parquet(table, tmp, pq)
         return fmt
     atomic_write(path, lambda fh: dump_table(table, fh, fmt))
     return fmt
 
 
-def dump_table(table: ResultTable, stream: IO[str], format: str = "csv") -> None:
-    """Write ``table`` as ``csv`` or ``json`` text to an open text stream."""
+def dump_table(table: ResultTable | TableStream, stream: IO[str], format: str = "csv") -> None:
+    """Write ``table`` as ``csv`` or ``json`` text to an open text stream (a TableStream's CSV
+    block by block)."""
     fmt = format_for("", format)
     if fmt in BINARY_FORMATS:
         raise OutputError(f"{fmt} is a binary format: write it to a file (-o results.{fmt})")
     if fmt == "csv":
         _write_csv(table, stream)
     else:
-        _write_json(table, stream)
+        _write_json(table.materialize() if isinstance(table, TableStream) else table, stream)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -241,22 +256,27 @@ def _csv_cells(values: np.ndarray, kind: str, start: int, stop: int) -> list:
     return chunk.tolist()
 
 
-def _write_csv(table: ResultTable, fh: IO[str]) -> None:
+def _write_csv(table: ResultTable | TableStream, fh: IO[str]) -> None:
     # Hand-written rather than csv.writer, measured (benchmarks/bench_csv_writer.py, 100,000 rows
     # x 13 columns, 1 Dec 2026, load 5-7 on 2 cores): csv.writer takes 1.26-1.5x the CPU time of
     # this loop, and its output differs for text cells with leading/trailing spaces, which
     # _csv_quote quotes (so readers that strip spaces keep them) and QUOTE_MINIMAL does not.
     # Floats are the same shortest round-trip repr either way.
-    cols = table.columns
-    fh.write(",".join(_csv_quote(c.header) for c in cols) + "\n")
-    if not cols:
-        return
-    row_format = ",".join(["%s"] * len(cols)) + "\n"
-    kinds = [c.kind for c in cols]
-    for start in range(0, table.n, _CHUNK_ROWS):
-        stop = min(start + _CHUNK_ROWS, table.n)
-        cells = [_csv_cells(c.values, k, start, stop) for c, k in zip(cols, kinds, strict=True)]
-        fh.write("".join(map(row_format.__mod__, zip(*cells, strict=True))))
+    blocks = table.blocks() if isinstance(table, TableStream) else [table]
+    for i, block in enumerate(blocks):
+        cols = block.columns
+        if i == 0:
+            fh.write(",".join(_csv_quote(c.header) for c in cols) + "\n")
+        if not cols:
+            continue
+        row_format = ",".join(["%s"] * len(cols)) + "\n"
+        kinds = [c.kind for c in cols]
+        for start in range(0, block.n, _CHUNK_ROWS):
+            stop = min(start + _CHUNK_ROWS, block.n)
+            cells = [_csv_cells(c.values, k, start, stop) for c, k in zip(cols, kinds, strict=True)]
+            fh.write("".join(map(row_format.__mod__, zip(*cells, strict=True))))
+    if isinstance(table, TableStream) and table.n == 0:
+        fh.write(",".join(_csv_quote(h) for h in table.headers()) + "\n")
 
 
 # -- JSON ---------------------------------------------------------------------------------------------
@@ -300,14 +320,147 @@ def _write_json(table: ResultTable, fh: IO[str]) -> None:
 # the column descriptions of the JSON layout. Floats are stored as float64 (exact), NaN as NaN;
 # text columns as unicode arrays (no pickles: np.load(..., allow_pickle=False) reads it). About
 # 50-100x faster to write than CSV, whose float formatting dominates (benchmarks/README.md).
+def _npz_meta(table: ResultTable | TableStream, columns: list[Column]) -> np.ndarray:
+    descr = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
+             for c in columns]
+    meta = {"format": NPZ_FORMAT_ID, "metadata": json_safe(table.metadata), "n_rows": table.n, "columns": descr}
+    return np.array(json.dumps(meta, allow_nan=False, ensure_ascii=False))
+
+
 def _write_npz(table: ResultTable, fh: IO[bytes]) -> None:
-    columns = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
-               for c in table.columns]
-    meta = {"format": NPZ_FORMAT_ID, "metadata": json_safe(table.metadata), "n_rows": table.n, "columns": columns}
-    arrays: dict[str, Any] = {NPZ_META_KEY: np.array(json.dumps(meta, allow_nan=False, ensure_ascii=False))}
+    arrays: dict[str, Any] = {NPZ_META_KEY: _npz_meta(table, table.columns)}
     for c in table.columns:
         arrays[c.header] = np.asarray(c.values)
     np.savez(fh, **arrays)
+
+
+#: bytes copied at a time from the scratch file into the .npz
+_COPY_BYTES = 1 << 22
+
+
+def _write_npz_stream(table: TableStream, fh: IO[bytes], scratch_dir: str | None = None) -> None:
+    """The .npz of :func:`_write_npz` from a TableStream without holding its columns: each
+    block's columns are appended to an anonymous scratch file (removed by the OS however the
+    run ends), then every column is copied into its zip entry, as ``np.savez`` lays them out
+    (stored, zip64, ``<header>.npy`` in .npy format 1.0). Text columns take the widest block's
+    width. Holding a column at a time instead (np.savez of a joined column per entry) was not
+    chosen: the four-bar's 10^6-point table is ~8 MB per float column, but a block-wise writer
+    keeps memory flat whatever the row count (benchmarks/README.md)."""
+    import zipfile
+
+    columns: list[Column] = []
+    pieces: list[list[tuple[int, int, np.dtype]]] = []  # per column: (offset, rows, dtype) of each block
+    if scratch_dir is not None and not os.path.isdir(scratch_dir):
+        scratch_dir = None
+    with tempfile.TemporaryFile(dir=scratch_dir) as scratch:
+        for block in table.blocks():
+            if not columns:
+                columns = [Column(c.entity, c.quantity, c.unit, c.values[:0]) for c in block.columns]
+                pieces = [[] for _ in columns]
+            for p, c in zip(pieces, block.columns, strict=True):
+                values = np.ascontiguousarray(c.values)
+                p.append((scratch.tell(), len(values), values.dtype))
+                scratch.write(values.tobytes())  # tobytes: a copy of one block's column, typed as bytes
+        dtypes = []
+        for c, p in zip(columns, pieces, strict=True):
+            dtype = np.result_type(*(d for _, _, d in p)) if p else c.values.dtype
+            dtypes.append(dtype)
+            c.values = np.empty(0, dtype=dtype)  # its kind, for the column description
+        with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            with zf.open(NPZ_META_KEY + ".npy", "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, _npz_meta(table, columns), allow_pickle=False)
+            for c, p, dtype in zip(columns, pieces, dtypes, strict=True):
+                with zf.open(c.header + ".npy", "w", force_zip64=True) as out:
+                    np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                                "fortran_order": False, "shape": (table.n,)})
+                    for offset, rows, d in p:
+                        scratch.seek(offset)
+                        if d == dtype:
+                            _copy_bytes(scratch, out, rows * d.itemsize)
+                        else:
+                            out.write(np.frombuffer(scratch.read(rows * d.itemsize), dtype=d).astype(dtype).tobytes())
+
+
+def _copy_bytes(src: IO[bytes], dst: IO[bytes], size: int) -> None:
+    while size > 0:
+        chunk = src.read(min(size, _COPY_BYTES))
+        if not chunk:
+            raise OSError("the scratch file ended early")
+        dst.write(chunk)
+        size -= len(chunk)
+
+
+# -- Parquet (binary, for large runs; needs pyarrow: the `parquet` extra) -------------------------------
+# One column per table column, named by its header; float64 (NaN kept as NaN, not null), int64,
+# bool, string. Units: each field's metadata holds entity, quantity and unit; the table metadata
+# (as in JSON) is JSON under the schema key ``linkcli`` (the key batch study tables use) and the
+# .npz-style description (format id, n_rows, columns) under ``linkcli.table``. A TableStream is
+# written one row group per block (pyarrow's ParquetWriter), so only a block is in memory.
+PARQUET_META_KEY = b"linkcli"
+PARQUET_TABLE_KEY = b"linkcli.table"
+
+
+def _pyarrow_parquet(path):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise OutputError(f"cannot write '{os.fspath(path)}': Parquet needs pyarrow: pip install 'linkcli[parquet]' "
+                          "(or write .npz, numpy's binary format)") from None
+    return pq
+
+
+def _write_parquet(table: ResultTable | TableStream, path: str, pq) -> None:
+    import pyarrow as pa
+
+    writer = None
+    try:
+        for block in (table.blocks() if isinstance(table, TableStream) else [table]):
+            if writer is None:
+                descr = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit,
+                          "type": c.kind} for c in block.columns]
+                fields = [pa.field(c.header, _ARROW_TYPES[c.kind](pa),
+                                   metadata={"entity": c.entity, "quantity": c.quantity, "unit": c.unit})
+                          for c in block.columns]
+                meta = {PARQUET_META_KEY: json.dumps(json_safe(table.metadata), allow_nan=False).encode(),
+                        PARQUET_TABLE_KEY: json.dumps({"format": PARQUET_FORMAT_ID, "n_rows": table.n,
+                                                       "columns": descr}).encode()}
+                schema = pa.schema(fields, metadata=meta)
+                writer = pq.ParquetWriter(path, schema)
+            arrays = [pa.array(c.values, type=f.type) for c, f in zip(block.columns, schema, strict=True)]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+        if writer is None:  # no block: an empty table without columns
+            writer = pq.ParquetWriter(path, pa.schema([], metadata={PARQUET_META_KEY: json.dumps(
+                json_safe(table.metadata), allow_nan=False).encode()}))
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+PARQUET_FORMAT_ID = "linkcli.table-parquet/1"
+_ARROW_TYPES = {"float": lambda pa: pa.float64(), "int": lambda pa: pa.int64(), "bool": lambda pa: pa.bool_(),
+                "str": lambda pa: pa.string()}
+
+
+def read_table_parquet(path: str | os.PathLike) -> ResultTable:
+    """Read a table written by :func:`write_table` as ``.parquet`` (needs pyarrow)."""
+    pq = _pyarrow_parquet(path)
+    data = pq.read_table(path)
+    meta = data.schema.metadata or {}
+    table = ResultTable(data.num_rows, metadata=json.loads(meta.get(PARQUET_META_KEY, b"{}")))
+    for name, field in zip(data.column_names, data.schema, strict=True):
+        fm = field.metadata or {}
+        values = data.column(name).to_numpy(zero_copy_only=False)
+        if _is_arrow_string(field.type):
+            values = np.asarray(values.tolist(), dtype=str) if len(values) else np.zeros(0, dtype="<U1")
+        table.add(fm.get(b"entity", b"").decode(), fm.get(b"quantity", name.encode()).decode(),
+                  fm.get(b"unit", b"").decode(), values)
+    return table
+
+
+def _is_arrow_string(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
 def read_table_npz(path: str | os.PathLike) -> ResultTable:
@@ -347,4 +500,5 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
 
 
 __all__ = ["OutputError", "atomic_path", "is_special_file", "FORMATS", "format_for", "write_table", "dump_table",
-           "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "BINARY_FORMATS"]
+           "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "read_table_parquet",
+           "BINARY_FORMATS"]

@@ -109,13 +109,23 @@ def test_grashof_classes(lengths, expected):
     assert grashof_class(*lengths) == expected
 
 
-def test_parallelogram_keeps_its_branch_through_the_change_point():
+@pytest.mark.parametrize("path", ["default", "numpy", "kernel"])
+def test_parallelogram_keeps_its_branch_through_the_change_point(path):
     """A parallelogram (ground = coupler, crank = rocker) has change points at 0 and 180 deg
     where the open and crossed branches meet. Following the open branch, the coupler stays
-    parallel to the ground: A = -crank exactly. The singular point is reported."""
+    parallel to the ground: A = -crank exactly. The singular point is reported. A coarse
+    point lands exactly on the change point, where the tangent is undefined: only the secant
+    predictor through the previous coarse point carries the branch on (the compiled kernel,
+    which had no secant predictor, took the crossed branch there and reported a reassembly)."""
+    from linkcli.core import sweep
+
     mech = mech_from_yaml(fourbar_yaml(3, 1, 3, 1, assembly="{crank_pin: 0.5, A: -0.5, B: 0.5, O4: -0.5}"))
     theta = np.radians(np.arange(10, 351, 5.0))  # lands exactly on 180 deg
-    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    if path == "default":
+        res = solve_sweep(mech, theta[:, None], mech.q_init)
+    else:
+        solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+        res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
     assert np.all(res.status == Status.CONVERGED)
     np.testing.assert_allclose(res.q[:, 1], -theta, atol=1e-8)
     at = [theta[e.index] for e in res.events if e.kind in ("singular_point", "singular_crossing")]
@@ -240,3 +250,53 @@ def test_compiled_sweep_starts_in_the_estimates_assembly_mode(d, a, b, c, first,
         modes.append(sign)
     assert modes[0] == modes[1]
     np.testing.assert_allclose(results[1].q, results[0].q, atol=1e-8)
+
+
+def closed_form_joint_angles(d, a, b, c, theta, sign):
+    """Joint angles (crank_pin, A, B, O4) of fourbar_yaml's four-bar in closed form, each
+    wrapped to (-pi, pi]: the crank angle, then the relative angle child - parent of every joint
+    from the absolute link angles (crank theta, coupler along A -> B, rocker along O4 -> B,
+    ground 0) of the circle-intersection pin B."""
+    B = fourbar_closed_form(d, a, b, c, theta, sign)
+    A = np.stack([a * np.cos(theta), a * np.sin(theta)], -1)
+    coupler = np.arctan2(B[:, 1] - A[:, 1], B[:, 0] - A[:, 0])
+    rocker = np.arctan2(B[:, 1], B[:, 0] - d)
+    return np.stack([theta, coupler - theta, rocker - coupler, -rocker], -1)
+
+
+def wrap(x):
+    return (x + np.pi) % (2 * np.pi) - np.pi
+
+
+@pytest.mark.parametrize("path", ["numpy", "kernel"])
+@pytest.mark.parametrize("start, step, turn", [(0.6, 3.0, 90.0), (0.6, 7.0, 90.0), (0.6, 3.0, 360.0),
+                                               (-0.6, 3.0, 360.0)])
+def test_reversing_path_keeps_continuous_angles_between_coarse_points(path, start, step, turn):
+    """A crank that turns forward and back (0 -> ``turn`` -> 0 deg) with coarse steps of up to
+    45 deg: the coarse segment around the reversal has its two ends at nearby inputs, but the
+    points between them run out to the reversal and back, so the Hermite guesses between the
+    coarse points (which take the input as linear in the index) are up to ~1.3 rad off, and
+    the batched corrector converges from some of them onto the *same* assembly mode with joint
+    angles whole turns away (2 pi ... 12 pi): the det J_p check cannot see that, only the
+    check of each fine point's distance from its guess (``sweep._fill_between``, and the
+    kernel's fine pass) sends such a point back to continuation from its neighbour.
+
+    Truth, independent of the solver: the closed-form joint angles (circle intersection) in the
+    first point's mode, continued along the path: every joint angle's change between
+    neighbours equals the closed-form change wrapped to (-pi, pi] (the steps here are < 0.2
+    rad), and the first point equals the closed form modulo 2 pi. Tolerance 1e-8 rad: the
+    residual tolerance 1e-10 (relative to the 4 m size) times the inverse passive Jacobian's
+    norm (< 25 on this crank-rocker, see test_kinematics_fast) bounds each angle's error by
+    ~1e-8; a wrong turn is 6.28 rad."""
+    from linkcli.core import sweep
+
+    d, a, b, c = 4.0, 1.0, 3.5, 3.0
+    mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{crank_pin: 0.3, A: {start}}}"))
+    out = np.radians(np.arange(0.0, turn + 1e-9, step))
+    theta = np.concatenate([out, out[::-1][1:]])
+    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(45.0))
+    assert (res.status == Status.CONVERGED).all()
+    closed = closed_form_joint_angles(d, a, b, c, theta, +1 if start > 0 else -1)
+    np.testing.assert_allclose(wrap(res.q[0] - closed[0]), 0.0, atol=1e-8)
+    np.testing.assert_allclose(np.diff(res.q, axis=0), wrap(np.diff(closed, axis=0)), atol=1e-8)

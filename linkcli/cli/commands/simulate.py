@@ -61,7 +61,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
                   set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
     if not quiet:
-        _announce_first_compile()
+        _announce_compile(req, mech)
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
     with _progress(req.t_end, quiet) as progress, interrupted as stop:
         outcome = run_simulate(mech, req, loaded, progress, stop=stop)
@@ -82,14 +82,13 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="simulations", first_failure=outcome.failure)
 
 
-def _announce_first_compile() -> None:
-    """Say so when this run will compile the dynamics kernels (first run after installing)."""
-    from linkcli.core import jit
-    from linkcli.core.dynamics import integrator
+def _announce_compile(req, mech) -> None:
+    """Say so when this run compiles the kernels (decided before they are imported)."""
+    from linkcli.analyses.simulate import plan_kernels
 
-    if jit.jit_enabled() and not jit.numba_cache_exists(integrator.__file__, "integrator.*.nbi"):
-        echo_err("compiling the dynamics kernels (first run after installing linkcli: about 45 s of CPU, "
-                 "cached afterwards)")
+    plan = plan_kernels(mech, req)
+    if plan.compile and plan.cold:
+        echo_err(f"compiling kernels once, about {plan.compile_s:.0f} s of CPU; later runs start at once")
 
 
 class _progress:

@@ -69,7 +69,7 @@ def point_velocity(body, s, vel, omg):
     return add(row3(vel, body), cross(row3(omg, body), s))
 
 
-@maybe_njit
+@maybe_njit(signature="void(float64[:, :, ::1], int64, int64, UniTuple(float64, 3))")  # one copy, not one per k
 def _put(JW, j, k, v):
     JW[j, k, 0], JW[j, k, 1], JW[j, k, 2] = v[0], v[1], v[2]
 

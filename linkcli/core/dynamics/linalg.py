@@ -37,9 +37,9 @@ def scale(s, a):
     return (s * a[0], s * a[1], s * a[2])
 
 
-@maybe_njit
+@maybe_njit(signature="UniTuple(float64, 3)(float64[:, ::1], int64)")  # one copy, not one per constant i
 def row3(A, i):
-    """Row ``i`` of a (n, 3) array as a tuple."""
+    """Row ``i`` of a (n, 3) C-contiguous float array as a tuple."""
     return (A[i, 0], A[i, 1], A[i, 2])
 
 

@@ -16,6 +16,7 @@ from ..mechanism import DRIVE_TORQUE, CompiledMechanism
 from .bodies import body_links
 from .constraints import perpendiculars, row_table
 from .layout import AXIAL, TORSIONAL
+from .records import MODEL_FIELDS, Field
 from .structs import DynModel
 
 
@@ -43,8 +44,11 @@ def build_model(mech: CompiledMechanism, mass: np.ndarray, inertia: np.ndarray) 
     fields.update(_elements(mech, link_body))
     size = mechanism_size(mech)
     fields.update(mechanism_size=float(size), force_scale=_force_scale(mech, mass, size))
-    scalars = ("planar", "mechanism_size", "force_scale")
-    return DynModel(**{k: v if k in scalars else _kernel_array(v) for k, v in fields.items()})
+    declared = {f.name: f for f in MODEL_FIELDS}
+    if set(fields) != set(declared):
+        raise AssertionError(f"build_model: fields {sorted(set(fields) ^ set(declared))} built but not declared "
+                             "in records.MODEL_FIELDS, or declared but not built")
+    return DynModel(**{name: _as_declared(value, declared[name]) for name, value in fields.items()})
 
 
 def _force_scale(mech, mass, size) -> float:
@@ -118,7 +122,13 @@ def _elements(mech, link_body) -> dict:
     )
 
 
-def _kernel_array(value) -> np.ndarray:
-    a = np.asarray(value)
-    dtype = np.int64 if a.dtype.kind in "biu" else np.float64
-    return np.array(a, dtype=dtype, order="C", copy=True)
+def _as_declared(value, field: Field):
+    """``value`` with the declared dtype (int64 or float64: an integer-valued float field such
+    as a gravity of ``[0, -9]`` stays float): a Python scalar for a scalar field, else a
+    writable, C-contiguous copy of the declared rank."""
+    if field.ndim == 0:
+        return int(value) if field.dtype == "int" else float(value)
+    a = np.array(value, dtype=np.int64 if field.dtype == "int" else np.float64, order="C", copy=True)
+    if a.ndim != field.ndim:
+        raise AssertionError(f"build_model: {field.name} is {a.ndim}-d, declared {field.ndim}-d")
+    return a

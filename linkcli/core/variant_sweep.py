@@ -1,0 +1,307 @@
+"""Sweeps of many variants of one planar mechanism that differ only in where frames sit on
+their links (a tolerance study's pin positions), through the compiled sweep kernel.
+
+A variant is the nominal :class:`~linkcli.core.mechanism.CompiledMechanism` with other frame
+origins: ``T_link_frame``, ``T_parent_joint`` and ``T_child_joint`` (m), given for all variants
+at once as arrays with a leading variant dimension ``(n_variants, ...)``
+(:class:`VariantGeometry`). Everything the kernel reads that depends on them (the planar tree
+steps, the loop frames, the residual scale ``1 / mechanism size``) is derived here for all
+variants at once; everything else (topology, axes, passive and actuated sets, the kernel's
+integer layout) is the nominal's. :meth:`VariantKernel.check` proves, bit for bit, that this
+equals the kernel model :mod:`linkcli.core.sweep` builds for each variant as a whole mechanism
+(callers run it once per study; tests/test_study_fast_path.py runs it on random variants).
+
+The first point: ``solve_sweep`` assembles at the estimate's own inputs (``q_start``'s actuated
+values) and follows the branch to the first input in numpy (``sweep._first_point``: ~2 ms, ten
+times the 73-point compiled sweep). Here the kernel does it: the estimate's inputs are
+prepended to the path as a coarse point of its own, so the kernel's first-point assembly
+(Newton from ``q_start``) and coarse continuation (tangent predictor, corrector, bisection)
+carry the branch to the first input -- the same algorithm as ``_first_point`` when Newton from
+the estimate converges and the continuation needs no restart (equal to rounding: ~1e-15 rad
+measured). ``VariantSweep.clean`` says where that holds and nothing else happened that an
+analysis reports (every point converged, no reassembly, no sign change of det J_p, no singular
+point); callers take the general path (``solve_sweep`` and the full analysis) for the others.
+
+Figures of the variants come from :meth:`VariantKernel.link_poses` (the planar tree steps of
+:class:`~linkcli.core.forward.PlanarStep`, ``T_v = T_u @ before @ E(+-q) @ after``, evaluated
+elementwise for all variants and points), :meth:`~VariantKernel.frame_positions`,
+:meth:`~VariantKernel.fourbar_lengths` and :meth:`~VariantKernel.transmission_angles`: the
+formulas of forward.py and planar_metrics.py on (x, y, c, s) poses, because building a compiled
+mechanism and its forward plan per variant costs ~2 ms; tests/test_study_fast_path.py checks
+them against those functions on random variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .forward import planar_frames
+from .loop_closure import SINGULAR_CONDITION, Status
+from .mechanism import CompiledMechanism
+
+
+@dataclass(frozen=True)
+class VariantSweep:
+    """Outcome of one variant's sweep over n points (the prepended start point removed): q
+    (n, n_q) SI, status (n,), residual (n, n_loops), condition (n,), det (n,) sign of det J_p,
+    and ``clean``: see the module docstring (False: take the general path for this variant)."""
+
+    q: np.ndarray
+    status: np.ndarray
+    residual: np.ndarray
+    condition: np.ndarray
+    det: np.ndarray
+    clean: bool
+
+
+@dataclass(frozen=True)
+class VariantGeometry:
+    """Frame arrays of n_variants variants (m): T_link_frame (V, n_frames, 4, 4), T_parent_joint
+    and T_child_joint (V, n_joints, 4, 4); derived: fP, fC (V, n_joints, 4) planar joint frames
+    (x, y, c, s); size (V,) mechanism size (m); mf (V, n_mf) the kernel's packed floats; planar
+    (V,) bool: the variant's joint frames are planar poses (else it cannot use the kernel)."""
+
+    T_link_frame: np.ndarray
+    T_parent_joint: np.ndarray
+    T_child_joint: np.ndarray
+    fP: np.ndarray
+    fC: np.ndarray
+    size: np.ndarray
+    mf: np.ndarray
+    planar: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+
+def variant_mechanism(mech: CompiledMechanism, T_link_frame: np.ndarray, T_parent_joint: np.ndarray,
+                      T_child_joint: np.ndarray) -> CompiledMechanism:
+    """The nominal ``mech`` with one variant's frame arrays (kinematics only: mass properties,
+    loads and springs stay the nominal's, so use it for position analyses)."""
+    return replace(mech, T_link_frame=T_link_frame, T_parent_joint=T_parent_joint, T_child_joint=T_child_joint)
+
+
+def _planar_inverse(F: np.ndarray) -> np.ndarray:
+    x, y, c, s = F[..., 0], F[..., 1], F[..., 2], F[..., 3]
+    return np.stack([-(c * x + s * y), s * x - c * y, c, -s], axis=-1)
+
+
+def _compose(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """(x, y, c, s) poses A @ B, elementwise over leading dimensions."""
+    x1, y1, c1, s1 = A[..., 0], A[..., 1], A[..., 2], A[..., 3]
+    x2, y2, c2, s2 = B[..., 0], B[..., 1], B[..., 2], B[..., 3]
+    return np.stack([x1 + c1 * x2 - s1 * y2, y1 + s1 * x2 + c1 * y2, c1 * c2 - s1 * s2, s1 * c2 + c1 * s2], axis=-1)
+
+
+def mechanism_sizes(T_link_frame: np.ndarray, T_parent_joint: np.ndarray, T_child_joint: np.ndarray) -> np.ndarray:
+    """``loop_closure.mechanism_size`` of every variant (n_variants,) m: the largest frame or
+    joint offset, at least 1e-3."""
+    offsets = np.concatenate([T_link_frame[:, :, :3, 3], T_parent_joint[:, :, :3, 3], T_child_joint[:, :, :3, 3]],
+                             axis=1)
+    return np.maximum(np.abs(offsets).max(axis=(1, 2), initial=0.0), 1e-3)
+
+
+class VariantKernel:
+    """The compiled sweep of variants of one nominal mechanism (see the module docstring).
+    Build once per study and process."""
+
+    def __init__(self, mech: CompiledMechanism, max_step: float = np.radians(10.0)) -> None:
+        from . import planar_kernel as pk
+        from . import sweep as sw
+        from .planar_metrics import fourbar_loops
+
+        self.mech = mech
+        self.nominal_model = sw._planar_model(mech)
+        if self.nominal_model is None or not mech.n_joints:
+            raise ValueError("the compiled sweep does not apply to this mechanism")
+        if not np.all(mech.q_is_rotation[mech.q_actuated]):
+            # a prismatic input's coarse spacing and value checks depend on the mechanism size
+            raise ValueError("an actuated variable is a translation")
+        self.max_step = float(max_step)
+        self.max_depth = sw._MAX_DEPTH
+        self.limit = np.full(mech.n_actuated, self.max_step)  # coarse spacing: max_step rad per input
+        self.mi, mf, self.n_wf, self.n_wi = pk.pack(self.nominal_model, self.max_depth)
+        self.n_mf = len(mf)
+        order = [int(v) for v in mech.link_order[1:]]
+        self._steps = [(v, int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v]),
+                        bool(mech.link_tree_forward[v])) for v in order]
+        self._step_joint = np.array([j for _, _, j, _ in self._steps], dtype=int)
+        self._step_forward = np.array([f for _, _, _, f in self._steps], dtype=bool)
+        self.loops = fourbar_loops(mech)  # topology only: lengths come per variant
+
+    # -- geometry ---------------------------------------------------------------------------
+    def geometry(self, T_link_frame: np.ndarray, T_parent_joint: np.ndarray,
+                 T_child_joint: np.ndarray) -> VariantGeometry:
+        """The derived arrays of variants given by their frame arrays (see VariantGeometry)."""
+        V = len(T_link_frame)
+        fP, fC = planar_frames(T_parent_joint), planar_frames(T_child_joint)
+        if fP is None or fC is None:  # some variant is not planar: find which (zeros stand in for its frames)
+            fP, fC = np.zeros((V, self.mech.n_joints, 4)), np.zeros((V, self.mech.n_joints, 4))
+            ok = np.zeros(V, dtype=bool)
+            for v in range(V):
+                p, c = planar_frames(T_parent_joint[v]), planar_frames(T_child_joint[v])
+                if p is not None and c is not None:
+                    fP[v], fC[v], ok[v] = p, c, True
+        else:
+            ok = np.ones(V, dtype=bool)
+        stepi, _, loopi, _, vrot, vax, cA, cB, passive, act, _ = self.nominal_model
+        fPi, fCi = _planar_inverse(fP), _planar_inverse(fC)
+        j, fwd = self._step_joint, self._step_forward[None, :, None]
+        before = np.where(fwd, fP[:, j], fC[:, j])
+        after = np.where(fwd, fCi[:, j], fPi[:, j])
+        stepf = np.concatenate([before, after], axis=-1)  # (V, n_steps, 8)
+        lj = self.mech.loop_joint
+        loopf = np.concatenate([fP[:, lj], fC[:, lj]], axis=-1)  # (V, n_loops, 8)
+        L = mechanism_sizes(T_link_frame, T_parent_joint, T_child_joint)
+        per_loop = np.stack([1 / L, 1 / L, np.ones_like(L)], axis=-1)  # loop_closure._residual_scale
+        scale = np.tile(per_loop, (1, self.mech.n_loops))
+        const = [np.broadcast_to(np.asarray(a, dtype=np.float64).ravel(), (V, np.asarray(a).size))
+                 for a in (vax, cA, cB)]
+        # planar_kernel.pack's float layout: stepf, loopf, vax, cA, cB, scale (check() proves it)
+        mf = np.ascontiguousarray(np.concatenate([stepf.reshape(V, -1), loopf.reshape(V, -1), *const, scale], axis=1))
+        return VariantGeometry(T_link_frame, T_parent_joint, T_child_joint, fP, fC, L, mf, ok)
+
+    def model(self, g: VariantGeometry, v: int):
+        """The kernel model tuple (``sweep._planar_model``'s layout) of variant v."""
+        stepi, _, loopi, _, vrot, vax, cA, cB, passive, act, _ = self.nominal_model
+        n_s, n_l = len(stepi), len(loopi)
+        mf = g.mf[v]
+        stepf = mf[:8 * n_s].reshape(n_s, 8)
+        loopf = mf[8 * n_s:8 * (n_s + n_l)].reshape(n_l, 8)
+        scale = mf[len(mf) - 3 * n_l:]
+        return (stepi, np.ascontiguousarray(stepf), loopi, np.ascontiguousarray(loopf), vrot, vax, cA, cB, passive,
+                act, np.ascontiguousarray(scale))
+
+    def check(self, g: VariantGeometry) -> str:
+        """'' when the derived arrays of every variant in ``g`` equal, bit for bit, what
+        sweep.py and planar_kernel.pack build for it as a whole mechanism; else what differs."""
+        from . import planar_kernel as pk
+        from . import sweep as sw
+
+        for v in range(len(g)):
+            mech = variant_mechanism(self.mech, g.T_link_frame[v], g.T_parent_joint[v], g.T_child_joint[v])
+            full = sw._planar_model(mech)
+            if (full is None) != (not g.planar[v]):
+                return f"variant {v}: planar {bool(g.planar[v])} here, {full is not None} in sweep.py"
+            if full is None:
+                continue
+            mine = self.model(g, v)
+            if len(mine) != len(full):
+                return f"variant {v}: the kernel model has {len(full)} parts, {len(mine)} here"
+            for k, (a, b) in enumerate(zip(mine, full, strict=True)):
+                a, b = np.asarray(a), np.asarray(b)
+                if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b):
+                    return f"variant {v}: part {k} of the kernel model differs"
+            mi, mf, n_wf, n_wi = pk.pack(full, self.max_depth)
+            if not (np.array_equal(mi, self.mi) and np.array_equal(mf, g.mf[v]) and (n_wf, n_wi) == (self.n_wf,
+                                                                                                      self.n_wi)):
+                return f"variant {v}: the packed kernel model differs"
+            if not np.array_equal(sw._input_step_limit(mech, self.max_step), self.limit):
+                return f"variant {v}: the coarse-point spacing differs"
+        return ""
+
+    # -- the sweep ----------------------------------------------------------------------------
+    def sweep(self, g: VariantGeometry, v: int, Q_act: np.ndarray, q_start: np.ndarray, tol: float) -> VariantSweep:
+        """Variant v's sweep along Q_act (n, n_act) SI from the estimate q_start (n_q,)."""
+        from . import planar_kernel as pk
+
+        n, n_q, n_l = len(Q_act), self.mech.n_q, self.mech.n_loops
+        Q = np.empty((n + 1, Q_act.shape[1]))
+        Q[0] = q_start[self.mech.q_actuated]
+        Q[1:] = Q_act
+        idx = np.empty(n + 1, dtype=np.int64)
+        count = pk.coarse_indices(Q[1:], self.limit, idx)
+        coarse = np.empty(count + 1, dtype=np.int64)
+        coarse[0] = 0  # the estimate's own inputs: a coarse point before the path's
+        coarse[1:] = idx[:count] + 1
+        wf, wi = pk.workspace(self.n_wf, self.n_wi)
+        q = np.empty((n + 1, n_q))
+        status = np.zeros(n + 1, dtype=np.int64)
+        resid = np.empty((n + 1, n_l))
+        worst = np.zeros(n + 1, dtype=np.int64)
+        cond = np.empty(n + 1)
+        det = np.zeros(n + 1)
+        reassembled = np.zeros(n + 1, dtype=np.bool_)
+        pk.sweep(self.mi, g.mf[v], wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), 50, q, status,
+                 resid, worst, cond, det, reassembled)
+        clean = bool(np.all(status == Status.CONVERGED) and not reassembled.any()
+                     and det[1] != 0.0 and np.all(det[1:] == det[1]) and np.all(cond[1:] <= SINGULAR_CONDITION))
+        return VariantSweep(q[1:], status[1:], resid[1:], cond[1:], det[1:], clean)
+
+    # -- kinematics of the variants -----------------------------------------------------------
+    def link_poses(self, g: VariantGeometry, q: np.ndarray) -> np.ndarray:
+        """(x, y, c, s) world poses (V, n, n_links, 4) of every link at q (V, n, n_q) SI."""
+        mech = self.mech
+        _, vax = self.nominal_model[4], self.nominal_model[5]
+        vrot = mech.q_is_rotation
+        V, n = q.shape[:2]
+        P = np.empty((V, n, mech.n_links, 4))
+        P[:, :, 0] = (0.0, 0.0, 1.0, 0.0)
+        fPi, fCi = _planar_inverse(g.fP), _planar_inverse(g.fC)
+        for v_link, u, j, fwd in self._steps:
+            before = (g.fP if fwd else g.fC)[:, j][:, None]  # (V, 1, 4)
+            after = (fCi if fwd else fPi)[:, j][:, None]
+            T = _compose(P[:, :, u], before)
+            s, cnt = int(mech.joint_q_start[j]), int(mech.joint_q_count[j])
+            ks = range(s, s + cnt) if fwd else range(s + cnt - 1, s - 1, -1)
+            for k in ks:
+                qk = q[:, :, k] if fwd else -q[:, :, k]
+                if vrot[k]:
+                    a = vax[k, 0] * qk
+                    E = np.stack([np.zeros_like(a), np.zeros_like(a), np.cos(a), np.sin(a)], axis=-1)
+                else:
+                    E = np.stack([qk * vax[k, 0], qk * vax[k, 1], np.ones_like(qk), np.zeros_like(qk)], axis=-1)
+                T = _compose(T, E)
+            P[:, :, v_link] = _compose(T, after)
+        return P
+
+    def frame_positions(self, g: VariantGeometry, poses: np.ndarray, frames) -> np.ndarray:
+        """World (x, y) (V, n, len(frames), 2) m of frames (indices) from link poses."""
+        out = np.empty(poses.shape[:2] + (len(frames), 2))
+        for i, f in enumerate(frames):
+            P = poses[:, :, int(self.mech.frame_link[f])]
+            px = g.T_link_frame[:, f, 0, 3][:, None]
+            py = g.T_link_frame[:, f, 1, 3][:, None]
+            out[:, :, i, 0] = P[..., 0] + P[..., 2] * px - P[..., 3] * py
+            out[:, :, i, 1] = P[..., 1] + P[..., 3] * px + P[..., 2] * py
+        return out
+
+    def _centre(self, g: VariantGeometry, j: int, link: int) -> np.ndarray:
+        """Joint j's centre (V, 2) m in the frame of ``link`` (planar_metrics._joint_centre)."""
+        T = g.T_parent_joint if self.mech.joint_parent[j] == link else g.T_child_joint
+        return T[:, j, :2, 3]
+
+    def fourbar_lengths(self, g: VariantGeometry) -> np.ndarray:
+        """(V, n_fourbar_loops, 4) lengths (ground, input, coupler, output) m of the nominal's
+        four-bar loops (planar_metrics.fourbar_loops) in every variant."""
+        out = np.empty((len(g), len(self.loops), 4))
+        for i, lp in enumerate(self.loops):
+            j0, j1, j2, j3 = lp.joints
+            _, l1, l2, l3 = lp.links
+            pairs = ((j0, j3, 0), (j0, j1, l1), (j1, j2, l2), (j2, j3, l3))
+            for k, (a, b, link) in enumerate(pairs):
+                out[:, i, k] = np.linalg.norm(self._centre(g, a, link) - self._centre(g, b, link), axis=-1)
+        return out
+
+    def transmission_angles(self, g: VariantGeometry, poses: np.ndarray, i: int) -> np.ndarray:
+        """Transmission angle (V, n) rad of four-bar loop i (planar_metrics.transmission_angle)."""
+        j0, j1, j2, j3 = self.loops[i].joints
+        _, l1, l2, l3 = self.loops[i].links
+
+        def world(link, c):
+            P = poses[:, :, link]
+            x, y = c[:, None, 0], c[:, None, 1]
+            return np.stack([P[..., 0] + P[..., 2] * x - P[..., 3] * y, P[..., 1] + P[..., 3] * x + P[..., 2] * y],
+                            axis=-1)
+
+        p1 = world(l2, self._centre(g, j1, l2))
+        p2 = world(l2, self._centre(g, j2, l2))
+        p3 = world(l3, self._centre(g, j3, l3))
+        u, w = p1 - p2, p3 - p2
+        cos = np.einsum("...i,...i->...", u, w) / (np.linalg.norm(u, axis=-1) * np.linalg.norm(w, axis=-1))
+        return np.arccos(np.clip(cos, -1.0, 1.0))
+
+
+__all__ = ["VariantKernel", "VariantSweep", "VariantGeometry", "variant_mechanism", "mechanism_sizes"]

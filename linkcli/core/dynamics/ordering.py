@@ -31,7 +31,7 @@ def eliminable_components(m) -> np.ndarray:
     eliminated system stays banded."""
     nb, nd = m.body_mass.shape[0], (3 if m.planar else 6)
     out = np.zeros(nd * nb, dtype=np.int64)
-    damped = set()
+    damped: set[int] = set()
     for e in range(m.damper_index.shape[0]):
         i = m.damper_index[e, E_ELEMENT]
         if m.damper_index[e, E_KIND] == AXIAL:

@@ -264,10 +264,10 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
     if status == it.NOT_FINITE:
         return f"{where}: the state became infinite or NaN{link}{hint}; try a smaller dt"
     if status == it.BRANCH:
-        body = f" on link '{detail}'" if detail else ""
+        on_link = f" on link '{detail}'" if detail else ""
         return (f"{where}: the orientation of the constraint Jacobian flips in the substep at t = {t_fail:.6g} s "
                 f"(a jump to another assembly branch, or a singular position passed) and the substeps do not show one "
-                f"continuous passage: two substep sizes end {err:.3g} times the step's motion apart{body} (at most "
+                f"continuous passage: two substep sizes end {err:.3g} times the step's motion apart{on_link} (at most "
                 f"{PASSAGE_CONSISTENCY} accepted); the rows up to t = {t_node:.6g} s are kept; try a smaller dt")
     if status == it.IMPLAUSIBLE:
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "

@@ -122,23 +122,25 @@ def jit_enabled() -> bool:
 
 
 def compiled_kernels_possible() -> bool:
-    """Kernels imported from now on in this process would be compiled: numba importable, the
-    mode not ``never`` and not fixed to interpreted (checked without importing numba)."""
-    if mode_fixed():
-        return jit_enabled()
+    """Compiled kernels may be used from now on in this process: the environment does not ask for
+    ``never``, numba is importable, and the process has not fixed interpreted kernels (checked
+    without importing numba)."""
     try:
         mode = requested_mode()
     except ValueError:
         mode = "auto"
-    return mode != "never" and numba_available()
+    if mode == "never":
+        return False
+    return jit_enabled() if mode_fixed() else numba_available()
 
 
 def require_compiled() -> bool:
     """Fix this process to compiled kernels (ahead-of-time compilation, ``linkcli compile``);
     False when that is impossible (no numba, ``never``, or fixed to interpreted already)."""
-    if compiled_kernels_possible():
-        _set_compiling(True)
-    return mode_fixed() and jit_enabled()
+    if not compiled_kernels_possible():
+        return False
+    _set_compiling(True)
+    return jit_enabled()
 
 
 # --- when to compile: the ski-rental rule -------------------------------------------------------------

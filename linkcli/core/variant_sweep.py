@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import continuation as rules
 from .forward import planar_frames
 from .loop_closure import SINGULAR_CONDITION, Status
 from .mechanism import CompiledMechanism
@@ -120,7 +121,7 @@ class VariantKernel:
             # a prismatic input's coarse spacing and value checks depend on the mechanism size
             raise ValueError("an actuated variable is a translation")
         self.max_step = float(max_step)
-        self.max_depth = sw._MAX_DEPTH
+        self.max_depth = rules.MAX_DEPTH
         self.limit = np.full(mech.n_actuated, self.max_step)  # coarse spacing: max_step rad per input
         self.mi, mf, self.n_wf, self.n_wi = pk.pack(self.nominal_model, self.max_depth)
         self.n_mf = len(mf)
@@ -224,8 +225,8 @@ class VariantKernel:
         cond = np.empty(n + 1)
         det = np.zeros(n + 1)
         reassembled = np.zeros(n + 1, dtype=np.bool_)
-        pk.sweep(self.mi, g.mf[v], wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), 50, q, status,
-                 resid, worst, cond, det, reassembled)
+        pk.sweep(self.mi, g.mf[v], wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), rules.MAX_ITER,
+                 q, status, resid, worst, cond, det, reassembled)
         clean = bool(np.all(status == Status.CONVERGED) and not reassembled.any()
                      and det[1] != 0.0 and np.all(det[1:] == det[1]) and np.all(cond[1:] <= SINGULAR_CONDITION))
         return VariantSweep(q[1:], status[1:], resid[1:], cond[1:], det[1:], clean)

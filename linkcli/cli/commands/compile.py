@@ -6,9 +6,10 @@ from __future__ import annotations
 import typer
 
 from ..common import echo_err
+from ..options import QuietOption
 
 
-def compile_kernels() -> None:
+def compile_kernels(quiet: QuietOption = False) -> None:
     """Compile the numba kernels into the on-disk cache now and report the CPU time.
     Useful when building an image or a CI cache; later runs then start compiled at once.
     Exits 1 when kernels cannot be compiled here (no numba, or LINKCLI_JIT=never)."""
@@ -18,8 +19,9 @@ def compile_kernels() -> None:
     if not report.compiled:
         echo_err(f"cannot compile kernels: {report.reason}")
         raise typer.Exit(1)
-    state = "were already cached (loaded)" if report.was_cached else "compiled into numba's cache"
-    echo_err(f"kernels {state}: {report.cpu_s:.1f} s of CPU")
+    if not quiet:
+        state = "were already cached (loaded)" if report.was_cached else "compiled into numba's cache"
+        echo_err(f"kernels {state}: {report.cpu_s:.1f} s of CPU")
 
 
 def register(app: typer.Typer) -> None:

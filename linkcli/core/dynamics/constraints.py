@@ -164,6 +164,32 @@ def scatter_gradient(out, planar, body, coef, gx, gt):
             out[b + 3 + c] += coef * gt[c]
 
 
+@maybe_njit(inline=True)
+def _set_gradient(G, r, nd, body, gx, gt, add):
+    """``G[r, dofs of body] = (gx, gt)`` (``+=`` when ``add``) in the generalized-velocity layout
+    (``nd`` 3: planar x, y, angle; 6: spatial)."""
+    if body < 0:
+        return
+    b = nd * body
+    if nd == 3:
+        if add:
+            G[r, b] += gx[0]
+            G[r, b + 1] += gx[1]
+            G[r, b + 2] += gt[2]
+        else:
+            G[r, b] = gx[0]
+            G[r, b + 1] = gx[1]
+            G[r, b + 2] = gt[2]
+        return
+    for c in range(3):
+        if add:
+            G[r, b + c] += gx[c]
+            G[r, b + 3 + c] += gt[c]
+        else:
+            G[r, b + c] = gx[c]
+            G[r, b + 3 + c] = gt[c]
+
+
 @maybe_njit
 def constraint_rows(m, rows, nrow, rot, JW, drv_val, g, G):
     """Values ``g[:nrow]`` and Jacobian ``G[:nrow]`` of the rows ``rows[:nrow]`` at the
@@ -176,12 +202,11 @@ def constraint_rows(m, rows, nrow, rot, JW, drv_val, g, G):
         j = m.row_index[i, R_JOINT]
         val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
         g[r] = val
-        for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
-            if body >= 0:
-                for c in range(nd * body, nd * body + nd):
-                    G[r, c] = 0.0
-        scatter_gradient(G[r], m.planar, m.joint_index[j, J_PARENT_BODY], 1.0, ga_x, ga_t)
-        scatter_gradient(G[r], m.planar, m.joint_index[j, J_CHILD_BODY], 1.0, gb_x, gb_t)
+        pa, pb = m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]
+        # the two bodies' components are assigned, not zeroed and then added to (W3's 8 rows in a
+        # compiled loop: 0.32-0.33 us before, 0.18-0.23 us after); the same body on both sides adds
+        _set_gradient(G, r, nd, pa, ga_x, ga_t, False)
+        _set_gradient(G, r, nd, pb, gb_x, gb_t, pb == pa)
 
 
 # --- independent rows (setup, numpy) ---------------------------------------------------------------

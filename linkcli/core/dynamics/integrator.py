@@ -204,57 +204,65 @@ def _residual(m, w, h, nrow, tol):
     """
     n = w.r.shape[0]
     L = m.mechanism_size
+    res, P, Qf, pos1, pos, ang1, ang, g1 = w.r, w.P, w.Qf, w.pos1, w.pos, w.ang1, w.ang, w.g1  # hoisted loads
+    cs, mass, inertia = m.coordinate_scale, m.body_mass, m.body_inertia
     impulse = abs(h) * m.force_scale
     big = 0.0
     disp = 0.0
     for b in range(m.body_mass.shape[0]):
-        mb = m.body_mass[b]
+        mb = mass[b]
         if m.planar:
-            w.r[3 * b] = mb * (w.pos1[b, 0] - w.pos[b, 0]) / h
-            w.r[3 * b + 1] = mb * (w.pos1[b, 1] - w.pos[b, 1]) / h
-            w.r[3 * b + 2] = m.body_inertia[b, 2, 2] * (w.ang1[b] - w.ang[b]) / h
-            disp = max(disp, abs(w.pos1[b, 0] - w.pos[b, 0]), abs(w.pos1[b, 1] - w.pos[b, 1]),
-                       abs(w.ang1[b] - w.ang[b]) * L)
+            res[3 * b] = mb * (pos1[b, 0] - pos[b, 0]) / h
+            res[3 * b + 1] = mb * (pos1[b, 1] - pos[b, 1]) / h
+            res[3 * b + 2] = inertia[b, 2, 2] * (ang1[b] - ang[b]) / h
+            disp = max(disp, abs(pos1[b, 0] - pos[b, 0]), abs(pos1[b, 1] - pos[b, 1]),
+                       abs(ang1[b] - ang[b]) * L)
             # round-off of the differences q_{k+1} - q_k, as momenta
-            big = max(big, mb * max(abs(w.pos1[b, 0]), abs(w.pos1[b, 1])) / abs(h),
-                      m.body_inertia[b, 2, 2] * abs(w.ang1[b]) / (abs(h) * L))
+            big = max(big, mb * max(abs(pos1[b, 0]), abs(pos1[b, 1])) / abs(h),
+                      inertia[b, 2, 2] * abs(ang1[b]) / (abs(h) * L))
         else:
-            big = max(big, mb * max(abs(w.pos1[b, 0]), abs(w.pos1[b, 1]), abs(w.pos1[b, 2])) / abs(h),
-                      (m.body_inertia[b, 0, 0] + m.body_inertia[b, 1, 1] + m.body_inertia[b, 2, 2]) / (abs(h) * L))
-            p = discrete_momentum(m.body_inertia[b], w.rot[b], w.rot1[b], w.S[0], w.S[1])
+            big = max(big, mb * max(abs(pos1[b, 0]), abs(pos1[b, 1]), abs(pos1[b, 2])) / abs(h),
+                      (inertia[b, 0, 0] + inertia[b, 1, 1] + inertia[b, 2, 2]) / (abs(h) * L))
+            p = discrete_momentum(inertia[b], w.rot[b], w.rot1[b], w.S[0], w.S[1])
             for i in range(3):
-                w.r[6 * b + i] = mb * (w.pos1[b, i] - w.pos[b, i]) / h
-                w.r[6 * b + 3 + i] = p[i] / h
-                disp = max(disp, abs(w.pos1[b, i] - w.pos[b, i]))
+                res[6 * b + i] = mb * (pos1[b, i] - pos[b, i]) / h
+                res[6 * b + 3 + i] = p[i] / h
+                disp = max(disp, abs(pos1[b, i] - pos[b, i]))
             disp = max(disp, _rotation_angle(w.rot[b], w.rot1[b]) * L)
     for i in range(n):
-        f = m.coordinate_scale[i]
-        big = max(big, f * abs(w.r[i]), f * abs(w.P[i]))
-        impulse = max(impulse, 0.5 * abs(h) * f * abs(w.Qf[i]))
-        w.r[i] -= w.P[i]
+        f = cs[i]
+        big = max(big, f * abs(res[i]), f * abs(P[i]))
+        impulse = max(impulse, 0.5 * abs(h) * f * abs(Qf[i]))
+        res[i] -= P[i]
     for e in range(m.damper_index.shape[0]):  # - f^- = + c/2 ds grad s_k
         coef = 0.5 * m.damper_coefficient[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             t = coef * w.D[e, i]
-            w.r[i] += t
-            f = m.coordinate_scale[i]
+            res[i] += t
+            f = cs[i]
             impulse = max(impulse, f * abs(t))
-    _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)  # G_k^T nu
-    for i in range(n):
-        t = w.y[i]
-        w.r[i] += t
-        f = m.coordinate_scale[i]
-        impulse = max(impulse, f * abs(t))
-        big = max(big, f * abs(t))
+    # G_k^T nu, body by body over the active rows on it (w.body_row_list), folded into this loop:
+    # no call, no pass to zero a product vector, no row -> joint -> body lookups
+    nd = 3 if m.planar else 6
+    start, listed, G, nu = w.body_row_start, w.body_row_list, w.G, w.nu
+    for b in range(m.body_mass.shape[0]):
+        for i in range(nd * b, nd * b + nd):
+            t = 0.0
+            for q in range(start[b], start[b + 1]):
+                t += G[listed[q], i] * nu[listed[q]]
+            res[i] += t
+            f = cs[i]
+            impulse = max(impulse, f * abs(t))
+            big = max(big, f * abs(t))
     err_p = 0.0
     for i in range(n):
-        f = m.coordinate_scale[i]
-        a = f * abs(w.r[i])
+        f = cs[i]
+        a = f * abs(res[i])
         if not a <= err_p:  # also propagates nan
             err_p = a
     err_g = 0.0
     for r in range(nrow):
-        a = abs(w.g1[r]) * (L if _angular_row(m, w.rows[r]) else 1.0)
+        a = abs(g1[r]) * (L if _angular_row(m, w.rows[r]) else 1.0)
         if not a <= err_g:
             err_g = a
     return (err_p / (tol * impulse + ROUNDOFF * big + TINY),

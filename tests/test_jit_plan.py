@@ -306,3 +306,19 @@ def test_compile_command_compiles_or_loads_and_reports_cpu(run_cli):
     for module in jit.KERNEL_MODULES["simulate"]:
         assert (REPO / "linkcli" / "core" / module).is_file()
     assert jit.kernels_cached("simulate")
+
+
+@pytest.mark.parametrize("command", [["solve"], ["forces"], ["batch"], ["compile"]])
+def test_a_bad_linkcli_jit_is_an_error_for_every_command(monkeypatch, command):
+    """``LINKCLI_JIT=bogus`` is a usage error naming the variable for every command, not only
+    simulate: solve (whose sweep kernel follows the same mode) used to run silently as ``auto``."""
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    monkeypatch.setenv("LINKCLI_JIT", "bogus")
+    fourbar = str(Path(__file__).parents[1] / "mechanisms" / "fourbar.yaml")
+    args = command if command == ["compile"] else [*command, fourbar]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "LINKCLI_JIT='bogus': expected one of auto, always, never" in res.output

@@ -228,6 +228,17 @@ def test_an_unwritable_record_is_not_an_error(fresh_process_state, monkeypatch, 
     assert jit.read_record() == {}
 
 
+def test_a_record_that_cannot_be_replaced_leaves_no_temporary_file(monkeypatch, tmp_path):
+    """The record's path is a directory: os.replace fails after the temporary file was written;
+    the failure stays silent (best effort) but the temporary file is removed, not left behind
+    at every run."""
+    (tmp_path / "record.json").mkdir()
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
+    jit._write_record({"simulate": {"runs": 1}})
+    jit._write_record({"simulate": {"runs": 2}})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["record.json"]
+
+
 def test_a_fixed_process_mode_is_followed(monkeypatch, tmp_path):
     monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
     monkeypatch.setattr(jit, "_numba", False)  # kernels imported interpreted earlier in this process

@@ -252,11 +252,17 @@ def _write_record(data: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".jit-record.", suffix=".tmp")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1, sort_keys=True)
         os.replace(tmp, path)
     except OSError:
-        pass
+        try:  # the record stays as it was; no temporary file is left at every run
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _entry(record: dict, kernel_set: str) -> dict:

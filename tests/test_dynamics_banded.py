@@ -138,3 +138,25 @@ def test_the_step_newton_solve_equals_a_dense_solve_of_the_same_system(name, ang
     cond = np.linalg.cond(K)
     np.testing.assert_allclose(w.rhs[:n + nrow], expected, rtol=0,
                                atol=cond * EPS_FACTOR * np.abs(expected).max())
+
+
+def test_components_eliminated_by_their_mass_blocks():
+    """W3's bodies are all eliminated (its step solves reduce to the 8 x 8 constraint Schur
+    complement); a slider without rotational inertia keeps its rotation in the pivoted band
+    factorisation, and a body on a damper is kept whole."""
+    from linkcli.core.dynamics.ordering import eliminable_components
+
+    def model(name, angle=None):
+        mech = load(name)
+        start = mech.q_init if angle is None else assemble(mech, np.array([np.radians(angle)]), mech.q_init).q
+        return dyn_setup.prepare(mech, start, np.zeros(mech.n_q), 0.01, 1e-3)
+
+    st, w, nrow = model("fourbar_w3.yaml", 60.0)
+    assert eliminable_components(st.model).all() and w.band[1] == nrow == 8
+    st, w, _ = model("slider_crank_spatial.yaml", 30.0)
+    flat = np.linalg.eigvalsh(st.model.body_inertia).min(axis=1) <= 0
+    assert flat.any()
+    mask = eliminable_components(st.model).reshape(-1, 6)
+    assert (mask[:, :3] == 1).all() and (mask[flat, 3:] == 0).all() and (mask[~flat, 3:] == 1).all()
+    st, w, _ = model("damped_shaft.yaml")
+    assert st.model.damper_index.shape[0] and not eliminable_components(st.model).any()

@@ -101,7 +101,9 @@ def test_commands_import_only_what_they_use(tmp_path, argv, allowed_extra, comma
 
 
 def test_help_imports_no_pydantic_and_command_help_builds_one_command():
-    assert packages(modules_after("--help")) & {"pydantic", "pydantic_core", "numpy", "rich", *NOT_NEEDED} == set()
+    loaded = modules_after("--help")
+    assert packages(loaded) & {"pydantic", "pydantic_core", "numpy", "rich", *NOT_NEEDED} == set()
+    assert command_modules(loaded) == set()  # the listing comes from COMMAND_SUMMARIES
     assert command_modules(modules_after("fk", "--help")) == {"solve"}  # fk lives in commands/solve.py
 
 
@@ -123,6 +125,33 @@ def test_every_command_is_found_through_its_module_name_or_an_alias():
         for name in names:
             assert name == module or COMMAND_ALIASES.get(name) == module, \
                 f"command {name!r} of commands/{module}.py: add {name!r}: {module!r} to COMMAND_ALIASES in app.py"
+
+
+def test_command_summaries_are_what_the_commands_say():
+    """``COMMAND_SUMMARIES`` (the listing of ``--help`` without importing the command modules)
+    holds each command's explicit short help, or the first paragraph of its docstring, in the
+    modules' registration order."""
+    import importlib
+    import inspect
+
+    import typer
+
+    from linkcli.cli.app import COMMAND_MODULES, COMMAND_SUMMARIES
+
+    registered = []
+    for module in COMMAND_MODULES:
+        registry = typer.Typer()
+        importlib.import_module(f"linkcli.cli.commands.{module}").register(registry)
+        for info in registry.registered_commands:
+            assert not info.hidden and not info.deprecated and info.help is None  # what the table can say
+            if info.short_help:
+                entry = ("short_help", info.short_help)
+            else:
+                entry = ("doc", " ".join(inspect.getdoc(info.callback).split("\n\n")[0].split()))
+            assert COMMAND_SUMMARIES.get(info.name) == entry, \
+                f"COMMAND_SUMMARIES in linkcli/cli/app.py: write {info.name!r}: {entry!r}"
+            registered.append(info.name)
+    assert list(COMMAND_SUMMARIES) == registered
 
 
 def test_lazy_listing_is_the_listing_of_the_built_commands():
@@ -157,6 +186,22 @@ def test_lazy_listing_is_the_listing_of_the_built_commands():
     group = typer.main.get_command(app)
     group.get_command(None, "fk")  # built first: the listing keeps its order
     assert group.list_commands(None) == names
+
+
+def test_a_command_missing_from_the_summaries_is_listed_from_its_module(monkeypatch):
+    import typer.main
+
+    from linkcli.cli import app as app_module
+
+    def listing() -> str:
+        group = typer.main.get_command(app_module.app)
+        return group.get_help(group.make_context("linkcli", ["--traceback"]))
+
+    full = listing()
+    monkeypatch.delitem(app_module.COMMAND_SUMMARIES, "batch")
+    monkeypatch.delitem(app_module.COMMAND_SUMMARIES, "solve")
+    monkeypatch.delitem(app_module.COMMAND_SUMMARIES, "fk")
+    assert listing() == full
 
 
 def test_a_mistyped_command_is_still_suggested(run_cli):

@@ -13,13 +13,15 @@ CliRunner sees the same exit codes as a user):
   ``--traceback`` or ``LINKCLI_TRACEBACK=1``.
 
 Adding a command: create ``commands/<name>.py`` with ``register(app)`` (see ``commands/info.py``),
-import heavy modules inside the command function, and add the module to ``COMMAND_MODULES``
-(a module that registers a command of another name lists it in ``COMMAND_ALIASES``).
+import heavy modules inside the command function, add the module to ``COMMAND_MODULES`` (a
+module that registers a command of another name lists it in ``COMMAND_ALIASES``) and its
+listing to ``COMMAND_SUMMARIES`` (tests/test_imports.py says what to write).
 
 Commands are built on first use (:class:`LazyCommands`): ``linkcli validate FILE`` imports
-only ``commands/validate.py`` and converts only its parameters; ``linkcli --help`` imports the
-command modules but lists their names and summaries without building their parameters (typer's
-conversion of every parameter of every command was ~10 ms of each start-up).
+only ``commands/validate.py`` and converts only its parameters; ``linkcli --help``'s
+listing is read from ``COMMAND_SUMMARIES`` (no command module imported, no parameter built: typer's
+conversion of every parameter of every command was ~10 ms of each start-up, importing the
+modules ~5 ms).
 """
 
 from __future__ import annotations
@@ -58,6 +60,42 @@ COMMAND_MODULES = (
 )
 #: commands registered by a module of another name: command -> module
 COMMAND_ALIASES = {"fk": "solve"}
+#: what ``--help`` lists, so that the listing imports no command module (~5 ms of its ~100 ms):
+#: command -> ("short_help", its explicit short help) or ("doc", the first paragraph of its
+#: docstring, which click shortens to the width). A module none of whose commands is here is
+#: imported for the listing (correct, slower). tests/test_imports.py checks every entry
+#: against the command itself and the order against the modules' registration order.
+COMMAND_SUMMARIES: dict[str, tuple[str, str]] = {
+    "validate": ("short_help", "Check mechanism files (syntax, format, references, topology); exit 3 if any is "
+                               "invalid."),
+    "info": ("short_help", "Summarise a mechanism: links, joints, variables, loops, mobility, elements."),
+    "schema": ("short_help", "Print (or write with -o) the JSON Schema of mechanism files."),
+    "solve": ("doc", "Solve the configuration at a point or along a sweep (with velocities and accelerations when "
+                     "rates are given). Example: linkcli solve mechanisms/fourbar.yaml --sweep crank_pin=0:360:1 "
+                     "-o out.csv"),
+    "fk": ("doc", "Forward kinematics at one point (solve without a sweep). Example: linkcli fk "
+                  "mechanisms/fourbar.yaml --set crank_pin=30"),
+    "ik": ("doc", "Find the joint variables that put the tool frame at a target (least squares when it cannot; "
+                  "unreachable targets exit 1 with the closest pose). Example: linkcli ik "
+                  "mechanisms/planar_3r.yaml --target 1.2,0.8"),
+    "jacobian": ("doc", "The Jacobian from actuated rates to the tool twist (rows vx, vy[, vz], [wx, wy,] wz), its "
+                        "singular values, condition number and manipulability (JSON metadata, stderr summary). "
+                        "Example: linkcli jacobian mechanisms/fourbar.yaml --set crank_pin=30 --frame effector"),
+    "simulate": ("doc", "Simulate the mechanism's motion under gravity, springs, dampers, loads and drivers. "
+                        "Example: linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end 2 -o run.csv"),
+    "forces": ("doc", "Input torques, joint forces and shaking forces along a sweep (inverse dynamics), or with "
+                      "--static the torques that hold loads, or with --equilibrium the rest positions. Example: "
+                      "linkcli forces mechanisms/fourbar.yaml --speed crank_pin=60rpm -o forces.csv"),
+    "draw": ("doc", "Draw the mechanism at one configuration: links, joints, sliders, ground; spatial mechanisms "
+                    "in 3-D. Example: linkcli draw mechanisms/fourbar.yaml --set crank_pin=30 -o fourbar.png"),
+    "animate": ("doc", "Animate the mechanism over a sweep or a simulation, with the traced effector path. "
+                       "Example: linkcli animate mechanisms/fourbar.yaml --sweep crank_pin=0:360:5 -o fourbar.gif"),
+    "batch": ("short_help", "Run job files or many mechanism files in parallel (checks, studies, Dask); "
+                            "summary.json and JUnit."),
+    "compile": ("doc", "Compile the numba kernels into the on-disk cache now and report the CPU time. Useful when "
+                       "building an image or a CI cache; later runs then start compiled at once. Exits 1 when "
+                       "kernels cannot be compiled here (no numba, or LINKCLI_JIT=never)."),
+}
 
 
 def _click_exception_base() -> type[BaseException]:
@@ -152,6 +190,11 @@ class LazyCommands(MutableMapping):
         """Every command name: by module in ``COMMAND_MODULES`` order, then by registration."""
         return [name for module in COMMAND_MODULES for name in self._load_module(module)]
 
+    def _listed(self, module: str) -> list[str]:
+        """The command names of ``module``, from ``COMMAND_SUMMARIES`` when it lists them."""
+        names = [name for name in COMMAND_SUMMARIES if COMMAND_ALIASES.get(name, name) == module]
+        return names or self._load_module(module)
+
     def _info(self, name: str) -> Any:
         module = COMMAND_ALIASES.get(name, name)
         if module in COMMAND_MODULES:
@@ -177,10 +220,12 @@ class LazyCommands(MutableMapping):
         self._infos.pop(name, None)
 
     def __contains__(self, name: object) -> bool:  # without building the command
-        return isinstance(name, str) and (name in self._built or self._info(name) is not None)
+        return isinstance(name, str) and (name in self._built or name in COMMAND_SUMMARIES
+                                          or self._info(name) is not None)
 
     def __iter__(self):
-        return iter(dict.fromkeys(self._load_all() + list(self._built)))  # + commands added by add_command
+        names = [name for module in COMMAND_MODULES for name in self._listed(module)]
+        return iter(dict.fromkeys(names + list(self._built)))  # + commands added by add_command
 
     def __len__(self) -> int:
         return len(list(iter(self)))
@@ -188,13 +233,18 @@ class LazyCommands(MutableMapping):
     def summary(self, name: str) -> Any:
         """The built command, or a parameterless command with its name, help, short help,
         hidden and deprecated flags (what the listing of ``--help`` reads)."""
+        from typer.core import TyperCommand
+
         if name in self._built:
             return self._built[name]
+        if name in COMMAND_SUMMARIES:
+            kind, text = COMMAND_SUMMARIES[name]
+            return TyperCommand(name=name, help=text if kind == "doc" else None,
+                                short_help=text if kind == "short_help" else None,
+                                rich_markup_mode=app.rich_markup_mode)
         info = self._info(name)
         if info is None:
             return None
-        from typer.core import TyperCommand
-
         doc = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
         return TyperCommand(name=name, help=doc, short_help=info.short_help, hidden=info.hidden,
                             deprecated=info.deprecated, rich_markup_mode=app.rich_markup_mode)
@@ -317,4 +367,4 @@ def _quiet_numeric_warnings() -> None:
 
 
 __all__ = ["app", "main", "handle_exception", "install_signal_handlers", "LinkcliGroup", "LazyCommands",
-           "COMMAND_MODULES", "COMMAND_ALIASES"]
+           "COMMAND_MODULES", "COMMAND_ALIASES", "COMMAND_SUMMARIES"]

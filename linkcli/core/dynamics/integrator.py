@@ -32,13 +32,31 @@ momentum residuals relative to the step's force impulses, constraint residuals r
 step's displacement, the update relative to both; at least one iteration. Neither the predictor
 nor the step matrices need the inverse of the mass matrix when a body has zero or tiny inertia
 (the full saddle-point matrix is factorised), so point masses and massless directions are legal
-whenever the constrained system is well posed. Both steps' matrices are assembled directly in
-band storage, the unknowns (body components and active rows) in the reverse Cuthill-McKee order
-of :mod:`.ordering`, and factorised by LU with partial pivoting (:func:`.linalg.band_lu_factor`,
-which handles the zero diagonal blocks); a constraint row is touched only on its two bodies. For
-a chain of loops the bandwidth is constant, so a step costs O(N) (dense LU: O(N^3)). A step
+whenever the constrained system is well posed. Both steps' matrices are solved by block
+elimination: the body components whose own mass block is well conditioned (and on no damper,
+:func:`.ordering.eliminable_components`) are eliminated first by that block's inverse (exact;
+for W3 this leaves the 8 x 8 constraint Schur complement of the 17 x 17 system), and the rest
+(point masses, massless directions, damped bodies, and the rows) is assembled directly in band
+storage in the reverse Cuthill-McKee order of :mod:`.ordering` and factorised by LU with partial
+pivoting (:func:`.linalg.band_lu_factor`, which handles the zero diagonal blocks); a constraint
+row is touched only on its two bodies. For a chain of loops the bandwidth is constant, so a step
+costs O(N) (dense LU: O(N^3)). A step
 that fails or turns a body by more than ``MAX_STEP_ROTATION`` is reported to the caller, which
 refines it (:mod:`.runner`).
+
+Branch check (free, from the Newton factorisation): the step matrix
+``N = [[A, G_k^T], [G_{k+1}, 0]]`` pairs the constraint Jacobians at both ends of the step, and
+``det N = det A det(-G_{k+1} A^-1 G_k^T)``. At ``G_{k+1} = G_k`` (A positive on the tangent
+space, rows independent) its sign is ``(-1)^rows``; by Cauchy-Binet ``det(G_{k+1} A^-1
+G_k^T) det A = det(T_k^T A T_{k+1})`` with ``T`` the null-space basis of ``G`` oriented by its
+cofactors (the Hodge dual of the rows), which varies continuously with the configuration and
+vanishes only where the rows lose rank. So ``orientation = (-1)^rows sign det N < 0`` means the
+orientation of the constraint Jacobian flipped within the step: the step jumped to another
+assembly branch, or passed a singular position (rank loss: a toggle, the aligned position of a
+parallelogram). With every joint variable driven (no free motion, ``G`` square) it is the sign
+change of ``det G``, the assembly-branch indicator of the kinematic sweeps. A step that flips
+is reported (``BRANCH``) and refined by the caller, which accepts a flip only as a continuous
+passage seen consistently at two substep sizes (:mod:`.runner`).
 """
 
 from __future__ import annotations
@@ -54,12 +72,23 @@ from .forces import applied_forces, damper_coordinates, damper_increment, load_w
 from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
 from .kinematics import joint_geometry, joint_variables
 from .layout import D_DRIVER, D_VARIABLE, J_CHILD_BODY, J_PARENT_BODY, N_GEOMETRY, R_DRIVER, R_JOINT, R_KIND
-from .linalg import band_lu_factor, band_lu_solve, copy1, copy2, copy3, reorthonormalize, rotate_world, rotation_z
-from .ordering import kkt_order, kkt_pattern
+from .linalg import (
+    band_lu_det_sign,
+    band_lu_factor,
+    band_lu_solve,
+    copy1,
+    copy2,
+    copy3,
+    invert3,
+    reorthonormalize,
+    rotate_world,
+    rotation_z,
+)
+from .ordering import eliminable_components, kkt_order, kkt_pattern
 from .structs import Work
 
-OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE = 0, 1, 2, 3, 4
-STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged")
+OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE, BRANCH = 0, 1, 2, 3, 4, 5
+STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged", "diverged")
 # A step that turns a body by more than this (rad) is rejected and refined: at omega h = 0.5 the
 # Stoermer-Verlet phase error is already ~ (omega h)^2 / 24 = 1 % per step, and a Newton
 # iteration that lands on another root of the step equations (another assembly branch, a rod
@@ -80,7 +109,8 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
     n = (3 if m.planar else 6) * nb
     n_e = m.damper_index.shape[0]
     N = n + n_rows
-    order, bw = kkt_order(m)
+    eliminated = eliminable_components(m)
+    order, bw = kkt_order(m, eliminated)
     z = lambda *shape: np.zeros(shape)  # noqa: E731
     cp = lambda a: np.array(a, dtype=float, order="C", copy=True)  # noqa: E731
     return Work(
@@ -89,25 +119,44 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
         pos1=cp(pos), rot1=cp(rot), ang1=cp(ang), q1=cp(q), JW1=z(nj, N_GEOMETRY, 3), Qf1=z(n), G1=z(n_rows, n),
         g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows),
         B=z(N, 3 * bw + 1), piv=np.zeros(N, dtype=np.int64), rhs=z(N), xb=z(N), S=z(3, 3, 3), y=z(n), acc=z(n),
-        order=order, kkt_pos=np.arange(N, dtype=np.int64), band=np.array([bw], dtype=np.int64))
+        order=order, kkt_pos=np.arange(N, dtype=np.int64), band=np.array([bw, N], dtype=np.int64),
+        eliminated=eliminated, inverse_blocks=z(nb, n // max(nb, 1), n // max(nb, 1)), eliminated_rows=z(n_rows, n),
+        eliminated_rhs=z(n), body_row_start=np.zeros(nb + 1, dtype=np.int64),
+        body_row_list=np.zeros(2 * n_rows, dtype=np.int64))
 
 
 def order_unknowns(m, w, nrow: int) -> None:
     """Set ``w.kkt_pos`` (position in the banded system of each unknown of the step: body
-    components, then the active rows ``w.rows[:nrow]``) and ``w.band[0]`` (its bandwidth) from
-    the model's ordering ``w.order``. Call after the active rows change."""
+    components, then the active rows ``w.rows[:nrow]``; -1 for the components eliminated by
+    their mass blocks, ``w.eliminated``), ``w.band`` (bandwidth and order of the banded
+    system) from the model's ordering ``w.order``, and the active rows touching each body
+    (``w.body_row_start``, ``w.body_row_list``). Call after the active rows change."""
     n = m.coordinate_scale.shape[0]
-    nodes = np.r_[np.arange(n), n + np.asarray(w.rows[:nrow], dtype=np.int64)]
+    rows = np.asarray(w.rows[:nrow], dtype=np.int64)
+    unknown_nodes = np.r_[np.arange(n), n + rows]
+    kept = np.r_[np.asarray(w.eliminated) == 0, np.ones(nrow, dtype=bool)]
+    nodes = unknown_nodes[kept]
     rank = np.empty(len(nodes), dtype=np.int64)
     rank[np.argsort(w.order[nodes], kind="stable")] = np.arange(len(nodes))
-    w.kkt_pos[:] = np.arange(w.kkt_pos.shape[0])
-    w.kkt_pos[:len(nodes)] = rank
-    ii, jj = kkt_pattern(m)
+    w.kkt_pos[:] = -1
+    w.kkt_pos[np.flatnonzero(kept)] = rank
+    ii, jj = kkt_pattern(m, w.eliminated)
     where = np.full(n + m.row_index.shape[0], -1, dtype=np.int64)
     where[nodes] = rank
     pi, pj = where[ii], where[jj]
     keep = (pi >= 0) & (pj >= 0)
     w.band[0] = int(np.abs(pi[keep] - pj[keep]).max()) if keep.any() else 0
+    w.band[1] = len(nodes)
+    nb = m.body_mass.shape[0]
+    touching: list[list[int]] = [[] for _ in range(nb)]
+    for r in range(nrow):
+        j = m.row_index[rows[r], R_JOINT]
+        for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
+            if body >= 0:
+                touching[body].append(r)
+    w.body_row_start[:] = np.r_[0, np.cumsum([len(t) for t in touching])]
+    flat = [r for t in touching for r in t]
+    w.body_row_list[:len(flat)] = flat
 
 
 def make_out(m, n_save: int, n_q: int) -> Out:
@@ -268,51 +317,171 @@ def _update_ratio(m, w, h, nrow, tol):
 @maybe_njit
 def _newton_solve(m, w, h, nrow):
     """Solve the Newton system of step 1 for (position increment, nu increment) into
-    ``w.rhs`` (banded LU of the whole matrix). Returns False when the matrix is singular."""
+    ``w.rhs``. The Jacobian of (step-1 residual, constraints) by (position increment, nu) is
+    ``[[A, G_k^T], [G(q_{k+1}), 0]]``, ``A`` the mass blocks over h (spatial rotations: the
+    discrete-momentum Jacobian) plus the damper terms ``c/2 grad s_k grad s_{k+1}^T``; it is
+    solved as ``[[h A, G_k^T], [G(q_{k+1}), 0]] [dq; h dnu] = [-h r; -g]`` (momentum rows
+    times h): the mass blocks are then the masses themselves, as in the velocity step, and the
+    singular-pivot test (pivot relative to the largest entry) does not depend on the step size
+    (with ``A = M / h`` a substep h / 64 near a singular position looked 4096 times more
+    singular than the step). Returns False when the matrix is singular."""
     n = w.r.shape[0]
     for i in range(n):
-        w.rhs[i] = -w.r[i]
-    _newton_matrix(m, w, h, nrow)
+        w.rhs[i] = -h * w.r[i]
     for r in range(nrow):
         w.rhs[n + r] = -w.g1[r]
-    return _band_solve(w, n + nrow)
+    if not (_assemble_reduced(m, w, nrow, h, True, w.G, w.G1) and _reduced_solve(m, w, nrow, w.G1)):
+        return False
+    for r in range(nrow):
+        w.rhs[n + r] /= h
+    return True
 
 
 @maybe_njit
-def _newton_matrix(m, w, h, nrow):
-    """Band storage ``w.B`` of the Jacobian of (step-1 residual, constraints) by (position
-    increment, nu): ``[[A, G_k^T], [G(q_{k+1}), 0]]`` with ``A`` the mass blocks over h (spatial
-    rotations: the discrete-momentum Jacobian) plus the damper terms
-    ``c/2 grad s_k grad s_{k+1}^T``."""
+def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
+    """Band storage ``w.B`` of a step matrix ``[[A, GT^T], [GB, 0]]`` (rows ``GT``, ``GB`` of the
+    active constraints) after eliminating the components ``w.eliminated`` by their own mass
+    blocks (block Gaussian elimination, exact): the other components and the rows remain, the
+    rows coupled through the eliminated components by ``-GB A_e^-1 GT^T`` (the constraint Schur
+    complement where every component is eliminated). Keeps ``A_e^-1`` (``w.inverse_blocks``)
+    and ``A_e^-1 GT^T`` (``w.eliminated_rows``) for :func:`_reduced_solve`.
+
+    ``A`` of the position step (``newton``), scaled as the rows of :func:`_newton_solve`
+    (times h): the masses, the discrete-momentum Jacobian times h for spatial rotations, and h
+    c/2 grad s_k grad s_{k+1}^T of the dampers; of the velocity step: the mass matrix at
+    ``q_{k+1}``. Returns False when an eliminated block is singular."""
+    nd = 3 if m.planar else 6
     n = w.r.shape[0]
     B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
-    _clear_band(B, n + nrow, kl)
-    for b in range(m.body_mass.shape[0]):
-        if m.planar:
-            _band_add(B, pos, kl, 3 * b, 3 * b, m.body_mass[b] / h)
-            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.body_mass[b] / h)
-            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.body_inertia[b, 2, 2] / h)
-        else:
+    E, inv, X, S = w.eliminated, w.inverse_blocks, w.eliminated_rows, w.S
+    mass, inertia, planar, nb = m.body_mass, m.body_inertia, m.planar, m.body_mass.shape[0]  # hoisted loads
+    _clear_band(B, w.band[1], kl)
+    for b in range(nb):
+        o = nd * b
+        if planar:
             for i in range(3):
-                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.body_mass[b] / h)
-            S = w.S
-            discrete_momentum_jacobian(m.body_inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
+                d = mass[b] if i < 2 else inertia[b, 2, 2]
+                if E[o + i]:
+                    inv[b, i, i] = 1.0 / d
+                else:
+                    _band_add(B, pos, kl, o + i, o + i, d)
+            continue
+        for i in range(3):
+            if E[o + i]:
+                inv[b, i, i] = 1.0 / mass[b]
+            else:
+                _band_add(B, pos, kl, o + i, o + i, mass[b])
+        if newton:
+            discrete_momentum_jacobian(inertia[b], w.rot[b], w.rot1[b], h, S[2], S[0], S[1])
             for i in range(3):
                 for j in range(3):
-                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[2, i, j])
-    if m.damper_index.shape[0]:
-        _damper_block(m, w.D, w.D1, B, pos, kl)
-    _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G, w.G1)
+                    S[2, i, j] *= h
+        else:
+            world_inertia(inertia[b], w.rot1[b], S[2])
+        if E[o + 3]:
+            if not invert3(S[2], S[0]):
+                return False
+            for i in range(3):
+                for j in range(3):
+                    inv[b, 3 + i, 3 + j] = S[0, i, j]
+        else:
+            for i in range(3):
+                for j in range(3):
+                    _band_add(B, pos, kl, o + 3 + i, o + 3 + j, S[2, i, j])
+    if newton and m.damper_index.shape[0]:
+        _damper_block(m, w.D, w.D1, B, pos, kl, h)  # damped bodies are never eliminated
+    start, listed = w.body_row_start, w.body_row_list
+    for b in range(nb):  # body by body: the active rows on it (no row -> joint lookups)
+        o = nd * b
+        any_eliminated = False
+        for q in range(start[b], start[b + 1]):
+            r = listed[q]
+            for i in range(o, o + nd):
+                if E[i]:
+                    any_eliminated = True
+                    c = i - o
+                    if planar or c < 3:  # diagonal blocks
+                        X[r, i] = inv[b, c, c] * GT[r, i]
+                    else:  # a spatial rotation block (eliminated as a whole)
+                        X[r, i] = (inv[b, c, 3] * GT[r, o + 3] + inv[b, c, 4] * GT[r, o + 4]
+                                   + inv[b, c, 5] * GT[r, o + 5])
+                else:
+                    X[r, i] = 0.0
+                    _band_add(B, pos, kl, i, n + r, GT[r, i])
+                    _band_add(B, pos, kl, n + r, i, GB[r, i])
+        if not any_eliminated:
+            continue
+        for q1 in range(start[b], start[b + 1]):  # fill: -GB A_e^-1 GT^T between the rows on the body
+            r1 = listed[q1]
+            for q2 in range(start[b], start[b + 1]):
+                r2 = listed[q2]
+                t = 0.0
+                for i in range(o, o + nd):  # X is zero on the kept components
+                    t += GB[r1, i] * X[r2, i]
+                _band_add(B, pos, kl, n + r1, n + r2, -t)
+    return True
 
 
 @maybe_njit
-def _damper_block(m, D, D1, B, pos, kl):
-    """``B += c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at both
-    ends of the step; nonzero only on the components of the damper's two bodies, inside the band
-    by construction of the ordering)."""
+def _reduced_solve(m, w, nrow, GB):
+    """Solve the step matrix assembled by :func:`_assemble_reduced` for the right-hand side
+    ``w.rhs[:n + nrow]`` (components, then rows; kernels' order), in place: the eliminated
+    components' part moved to the rows, banded LU with partial pivoting of the rest
+    (:func:`.linalg.band_lu_factor`), then the eliminated components by back-substitution.
+    Returns False when the matrix is singular."""
+    nd = 3 if m.planar else 6
+    n = w.r.shape[0]
+    E, inv, X, ya, rhs = w.eliminated, w.inverse_blocks, w.eliminated_rows, w.eliminated_rhs, w.rhs
+    start, listed = w.body_row_start, w.body_row_list
+    planar, nb = m.planar, m.body_mass.shape[0]  # hoisted loads
+    for b in range(nb):
+        o = nd * b
+        for i in range(o, o + nd):
+            c = i - o
+            if not E[i]:
+                ya[i] = 0.0
+            elif planar or c < 3:  # diagonal blocks
+                ya[i] = inv[b, c, c] * rhs[i]
+            else:
+                ya[i] = inv[b, c, 3] * rhs[o + 3] + inv[b, c, 4] * rhs[o + 4] + inv[b, c, 5] * rhs[o + 5]
+    for b in range(nb):
+        o = nd * b
+        for q in range(start[b], start[b + 1]):
+            r = listed[q]
+            t = 0.0
+            for i in range(o, o + nd):  # ya is zero on the kept components
+                t += GB[r, i] * ya[i]
+            rhs[n + r] -= t
+    xb, pos, kl, N = w.xb, w.kkt_pos, w.band[0], w.band[1]
+    for u in range(n + nrow):
+        if pos[u] >= 0:
+            xb[pos[u]] = rhs[u]
+    if band_lu_factor(w.B, N, kl, w.piv) < SINGULAR_PIVOT:
+        return False
+    band_lu_solve(w.B, N, kl, w.piv, xb)
+    for u in range(n + nrow):
+        if pos[u] >= 0:
+            rhs[u] = xb[pos[u]]
+    for b in range(nb):
+        o = nd * b
+        for i in range(o, o + nd):
+            if E[i]:
+                t = ya[i]
+                for q in range(start[b], start[b + 1]):
+                    r = listed[q]
+                    t -= X[r, i] * rhs[n + r]
+                rhs[i] = t
+    return True
+
+
+@maybe_njit
+def _damper_block(m, D, D1, B, pos, kl, factor):
+    """``B += factor c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at
+    both ends of the step; nonzero only on the components of the damper's two bodies, inside
+    the band by construction of the ordering)."""
     n = D.shape[1]
     for e in range(m.damper_index.shape[0]):
-        c = 0.5 * m.damper_coefficient[e]
+        c = 0.5 * factor * m.damper_coefficient[e]
         for i in range(n):
             if D[e, i] != 0.0:
                 for j in range(n):
@@ -326,21 +495,6 @@ def _row_body(m, row, side):
     bodies whose components of the row are nonzero."""
     j = m.row_index[row, R_JOINT]
     return m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
-
-
-@maybe_njit
-def _rows_block(m, rows, B, pos, kl, n, nrow, GT, GB):
-    """Constraint blocks of the band matrix: column ``n + r`` holds ``GT[r]``, row ``n + r``
-    holds ``GB[r]`` (only the components of the two bodies of row ``rows[r]``)."""
-    nd = 3 if m.planar else 6
-    for r in range(nrow):
-        for side in range(2):
-            body = _row_body(m, rows[r], side)
-            if body < 0:
-                continue
-            for i in range(nd * body, nd * body + nd):
-                _band_add(B, pos, kl, i, n + r, GT[r, i])
-                _band_add(B, pos, kl, n + r, i, GB[r, i])
 
 
 @maybe_njit
@@ -377,21 +531,6 @@ def _band_add(B, pos, kl, i, j, v):
 
 
 @maybe_njit
-def _band_solve(w, N):
-    """Solve the band system in ``w.B`` for the right-hand side ``w.rhs[:N]`` (kernels' order),
-    in place. Returns False when the matrix is singular."""
-    xb, pos, rhs, kl = w.xb, w.kkt_pos, w.rhs, w.band[0]
-    for u in range(N):
-        xb[pos[u]] = rhs[u]
-    if band_lu_factor(w.B, N, kl, w.piv) < SINGULAR_PIVOT:
-        return False
-    band_lu_solve(w.B, N, kl, w.piv, xb)
-    for u in range(N):
-        rhs[u] = xb[pos[u]]
-    return True
-
-
-@maybe_njit
 def _apply_increment(m, w, nrow):
     """Add the Newton solution ``w.rhs`` to the iterate (rotations by the exponential map)."""
     n = w.r.shape[0]
@@ -424,28 +563,33 @@ def position_step(m, w, nrow, h, drv1, tol, max_iter):
     the initial guess on entry, ``drv1`` the prescribed driver values at ``t_{k+1}``. At least
     one Newton iteration; converged when the scaled residuals of :func:`_residual` and the
     scaled update of :func:`_update_ratio` are at most 1. Returns ``(status, iterations,
-    ratio)``, ratio the largest scaled residual (how many times the tolerance)."""
+    ratio, orientation)``, ratio the largest scaled residual (how many times the tolerance),
+    orientation +1 or -1 from the last Newton matrix (see the module doc: -1 when the
+    constraint Jacobian's orientation flipped between the ends of the step; valid for h > 0)."""
     momentum(m, w.rot, w.vel, w.omg, w.P, w.S[0])
     for i in range(w.P.shape[0]):
         w.P[i] += 0.5 * h * w.Qf[i]
     _predict(m, w, h)
     evaluate_trial(m, w, nrow, drv1)
     ratio = 0.0
+    orientation = 0
     for it in range(1, max_iter + 1):
         _residual(m, w, h, nrow, tol)  # w.r at the iterate (the ratios are checked after the update)
         if not _newton_solve(m, w, h, nrow):
-            return SINGULAR, it, ratio
+            return SINGULAR, it, ratio, 0
+        # the eliminated mass blocks have positive determinants: the sign is the reduced matrix's
+        orientation = band_lu_det_sign(w.B, w.band[1], w.band[0], w.piv) * (1 - 2 * (nrow % 2))
         upd = _update_ratio(m, w, h, nrow, tol)
         _apply_increment(m, w, nrow)
         evaluate_trial(m, w, nrow, drv1)
         rp, rg = _residual(m, w, h, nrow, tol)
         ratio = max(rp, rg)
         if not (math.isfinite(ratio) and math.isfinite(upd)):
-            return NOT_FINITE, it, ratio
+            return NOT_FINITE, it, ratio, orientation
         if ratio <= 1.0 and upd <= 1.0:
-            return OK, it, ratio
+            return OK, it, ratio, orientation
         ratio = max(ratio, upd)
-    return DIVERGED, max_iter, ratio
+    return DIVERGED, max_iter, ratio, orientation
 
 
 # --- step 2: velocities ---------------------------------------------------------------------------
@@ -504,28 +648,12 @@ def velocity_step(m, w, nrow, h, rate1):
 
 @maybe_njit
 def _kkt_solve(m, w, nrow):
-    """Banded LU solve of ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into
-    ``w.rhs``."""
+    """Solve ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into ``w.rhs``
+    (:func:`_assemble_reduced`, :func:`_reduced_solve`)."""
     n = w.P.shape[0]
-    B, pos, kl = w.B, w.kkt_pos, w.band[0]  # local names: loads hoisted out of the loops
-    _clear_band(B, n + nrow, kl)
-    for b in range(m.body_mass.shape[0]):
-        if m.planar:
-            _band_add(B, pos, kl, 3 * b, 3 * b, m.body_mass[b])
-            _band_add(B, pos, kl, 3 * b + 1, 3 * b + 1, m.body_mass[b])
-            _band_add(B, pos, kl, 3 * b + 2, 3 * b + 2, m.body_inertia[b, 2, 2])
-        else:
-            for i in range(3):
-                _band_add(B, pos, kl, 6 * b + i, 6 * b + i, m.body_mass[b])
-            S = w.S
-            world_inertia(m.body_inertia[b], w.rot1[b], S[0])
-            for i in range(3):
-                for j in range(3):
-                    _band_add(B, pos, kl, 6 * b + 3 + i, 6 * b + 3 + j, S[0, i, j])
-    _rows_block(m, w.rows, B, pos, kl, n, nrow, w.G1, w.G1)
     for r in range(nrow):
         w.rhs[n + r] = w.g1[r]
-    return _band_solve(w, n + nrow)
+    return _assemble_reduced(m, w, nrow, 0.0, False, w.G1, w.G1) and _reduced_solve(m, w, nrow, w.G1)
 
 
 # --- one full step --------------------------------------------------------------------------------
@@ -570,25 +698,29 @@ def _commit(m, w):
 
 
 @maybe_njit
-def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc):
+def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
     """One step ``t_k -> t_{k+1}``; ``drv0``, ``drv1`` (n_drivers,) are the driver values
     (prescribed motion, or torque/force) at both times, ``rate1`` the motion rates at
     ``t_{k+1}``. On success commits the new state and adds the step's work to ``acc`` =
-    (dampers, drivers, loads) J. Returns ``(status, iterations, error)``; the multipliers are
-    ``2 nu / h`` (at q_k) and ``2 nu2 / h`` (at q_{k+1})."""
-    status, it, err = position_step(m, w, nrow, h, drv1, tol, max_iter)
+    (dampers, drivers, loads) J. A step whose constraint Jacobian flips orientation (module
+    doc) is rejected (``BRANCH``, nothing committed) unless ``allow_flip``. Returns ``(status,
+    iterations, error, orientation)``; the multipliers are ``2 nu / h`` (at q_k) and ``2 nu2 /
+    h`` (at q_{k+1})."""
+    status, it, err, orientation = position_step(m, w, nrow, h, drv1, tol, max_iter)
     if status != OK:
-        return status, it, err
+        return status, it, err, orientation
     if largest_rotation(m, w) > MAX_STEP_ROTATION:
-        return IMPLAUSIBLE, it, err
+        return IMPLAUSIBLE, it, err, orientation
+    if orientation < 0 and not allow_flip:
+        return BRANCH, it, err, orientation
     _half_momentum(m, w, nrow)
     joint_variables(m, w.pos1, w.rot1, w.JW1, w.q, w.q1, w.S[0])
     applied_forces(m, w.pos1, w.rot1, w.JW1, w.q1, drv1, w.Qf1)
     if not velocity_step(m, w, nrow, h, rate1):
-        return SINGULAR, it, err
+        return SINGULAR, it, err, orientation
     _add_work(m, w, nrow, h, drv0, drv1, acc)
     _commit(m, w)
-    return OK, it, err
+    return OK, it, err, orientation
 
 
 @maybe_njit
@@ -646,7 +778,7 @@ def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row
             _save_state(w, out, row, acc)
         if k == n_steps:
             break
-        status, it, err = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc)
+        status, it, err, _ = advance(m, w, nrow, h, drv[k + 1], drv[k + 2], rate[k + 2], tol, max_iter, acc, False)
         if status != OK:
             return status, k, err
         if it > stats[0]:

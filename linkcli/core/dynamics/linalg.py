@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..jit import maybe_njit
 
 
@@ -257,7 +255,6 @@ def band_lu_factor(B, N, kl, piv):
     if amax == 0.0:
         return 0.0
     worst = 1.0
-    cols = np.empty(2 * kl + 1, dtype=np.int64)
     ju = 0  # last column reached by U so far (as gbtrf): no row from k on has entries beyond it
     for k in range(N):
         last = min(N - 1, k + kl)
@@ -278,18 +275,14 @@ def band_lu_factor(B, N, kl, piv):
             for j in range(k, right + 1):
                 B[k, j - k + kl], B[p, j - p + kl] = B[p, j - p + kl], B[k, j - k + kl]
         inv = 1.0 / B[k, kl]
-        nz = 0  # the nonzero columns of the pivot row (rows of a saddle-point matrix are sparse)
-        for j in range(k + 1, right + 1):
-            if B[k, j - k + kl] != 0.0:
-                cols[nz] = j
-                nz += 1
         for i in range(k + 1, last + 1):
             f = B[i, k - i + kl] * inv
             B[i, k - i + kl] = f
             if f != 0.0:
-                for c in range(nz):
-                    j = cols[c]
-                    B[i, j - i + kl] -= f * B[k, j - k + kl]
+                for j in range(k + 1, right + 1):  # the pivot row's nonzeros (saddle-point rows are sparse)
+                    u = B[k, j - k + kl]
+                    if u != 0.0:
+                        B[i, j - i + kl] -= f * u
     return worst
 
 
@@ -309,3 +302,19 @@ def band_lu_solve(B, N, kl, piv, b):
         for j in range(k + 1, min(N - 1, k + 2 * kl) + 1):
             s -= B[k, j - k + kl] * b[j]
         b[k] = s / B[k, kl]
+
+
+@maybe_njit
+def band_lu_det_sign(B, N, kl, piv):
+    """Sign (-1, 0 or 1) of the determinant of the matrix factorised by :func:`band_lu_factor`
+    (product of the pivots' signs, one factor -1 per row interchange). O(N)."""
+    sign = 1
+    for k in range(N):
+        d = B[k, kl]
+        if d == 0.0:
+            return 0
+        if d < 0.0:
+            sign = -sign
+        if piv[k] != k:
+            sign = -sign
+    return sign

@@ -2,7 +2,13 @@
 constraint rows) that makes them banded: the bodies form a tree plus loop closures, so a
 reverse Cuthill-McKee ordering (scipy) gives a bandwidth that, for a chain of loops, does not
 grow with the number of bodies, and the banded LU (:func:`.linalg.band_lu_factor`) of the step
-costs O(N) instead of O(N^3). Set up once per model, in Python."""
+costs O(N) instead of O(N^3). Set up once per model, in Python.
+
+With ``eliminated`` (a mask over the body velocity components), the pattern is that of the
+system left after those components are eliminated first by their own mass blocks (block
+Gaussian elimination, exact: see :func:`eliminable_components`): they are no unknowns, and the
+rows of a body with eliminated components are coupled with each other (the fill
+``G A^-1 G^T`` of the elimination)."""
 
 from __future__ import annotations
 
@@ -13,14 +19,52 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from .layout import AXIAL, E_ELEMENT, E_KIND, J_CHILD_BODY, J_PARENT_BODY, R_JOINT
 
 
-def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
+def eliminable_components(m) -> np.ndarray:
+    """(n,) int mask of the body velocity components that the step solves eliminate first, by
+    the exact inverse of their own mass block: planar x, y (mass) and angle (inertia) each, spatial
+    translation (mass) and the rotation block (inertia) as a whole, when that block is well
+    conditioned (its smallest entry or eigenvalue at least 1e-3 of the body's mass times the
+    model length squared; a smaller one, a point mass or a massless direction stays in the
+    pivoted band factorisation, which handles zero blocks), and never on a body with a damper
+    (the damper couples it with another body). For small models this is the constraint Schur
+    complement (W3: the 8 x 8 constraint rows instead of 17 unknowns); for chains the
+    eliminated system stays banded."""
+    nb, nd = m.body_mass.shape[0], (3 if m.planar else 6)
+    out = np.zeros(nd * nb, dtype=np.int64)
+    damped: set[int] = set()
+    for e in range(m.damper_index.shape[0]):
+        i = m.damper_index[e, E_ELEMENT]
+        if m.damper_index[e, E_KIND] == AXIAL:
+            pair = (m.axial_bodies[i, 0], m.axial_bodies[i, 1])
+        else:
+            joint = m.torsional_index[i, 0]
+            pair = (m.joint_index[joint, J_PARENT_BODY], m.joint_index[joint, J_CHILD_BODY])
+        damped.update(int(b) for b in pair)
+    L2 = m.mechanism_size ** 2
+    for b in range(nb):
+        mass = m.body_mass[b]
+        if b in damped or not mass > 0:
+            continue
+        floor = 1e-3 * mass * L2
+        if m.planar:
+            out[nd * b: nd * b + 2] = 1
+            out[nd * b + 2] = int(m.body_inertia[b, 2, 2] >= floor)
+        else:
+            out[nd * b: nd * b + 3] = 1
+            out[nd * b + 3: nd * b + 6] = int(np.linalg.eigvalsh(m.body_inertia[b]).min() >= floor)
+    return out
+
+
+def kkt_pattern(m, eliminated=None) -> tuple[np.ndarray, np.ndarray]:
     """Structural nonzeros ``(i, j)`` (both triangles) of the step matrices over all unknowns:
     body velocity components ``0 .. n-1`` then every constraint row of the model ``n + row``.
     A body's components are coupled with each other (mass block), with the rows of its joints
-    and, through a damper, with the components of the other body of the damper."""
+    and, through a damper, with the components of the other body of the damper. Components
+    marked in ``eliminated`` are left out and the rows of their body coupled instead."""
     nb, nd = m.body_mass.shape[0], (3 if m.planar else 6)
     n = nd * nb
-    dofs = lambda b: range(nd * b, nd * b + nd) if b >= 0 else range(0)  # noqa: E731  (ground: none)
+    kept = np.ones(n, dtype=bool) if eliminated is None else np.asarray(eliminated) == 0
+    dofs = lambda b: [d for d in range(nd * b, nd * b + nd) if kept[d]] if b >= 0 else []  # noqa: E731
     ii: list[int] = []
     jj: list[int] = []
 
@@ -32,6 +76,15 @@ def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
 
     for b in range(nb):
         clique(list(dofs(b)))
+    if eliminated is not None:
+        touching: list[list[int]] = [[] for _ in range(nb)]
+        for i_row in range(m.row_index.shape[0]):
+            j = m.row_index[i_row, R_JOINT]
+            for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
+                if body >= 0 and not kept[nd * body: nd * body + nd].all():
+                    touching[body].append(n + i_row)
+        for rows in touching:
+            clique(rows)
     for i_row in range(m.row_index.shape[0]):
         j = m.row_index[i_row, R_JOINT]
         for body in (m.joint_index[j, J_PARENT_BODY], m.joint_index[j, J_CHILD_BODY]):
@@ -49,14 +102,15 @@ def kkt_pattern(m) -> tuple[np.ndarray, np.ndarray]:
     return np.array(ii, dtype=np.int64), np.array(jj, dtype=np.int64)
 
 
-def kkt_order(m) -> tuple[np.ndarray, int]:
+def kkt_order(m, eliminated=None) -> tuple[np.ndarray, int]:
     """``(order, bandwidth)``: the position of every unknown of :func:`kkt_pattern` in a
     reverse Cuthill-McKee ordering (scipy) and the bandwidth of the step matrices in it. For a
     chain of loops the bandwidth does not grow with the number of bodies, so the banded LU of
     the step costs O(N). Any subset of the rows, kept in this relative order, has a bandwidth no
-    larger (removing unknowns only brings the others closer)."""
+    larger (removing unknowns only brings the others closer). ``eliminated``: see
+    :func:`kkt_pattern` (eliminated components get positions too, never used)."""
     N = m.coordinate_scale.shape[0] + m.row_index.shape[0]
-    ii, jj = kkt_pattern(m)
+    ii, jj = kkt_pattern(m, eliminated)
     if N == 0:
         return np.zeros(0, dtype=np.int64), 0
     A = scipy.sparse.csr_matrix((np.ones(len(ii)), (ii, jj)), shape=(N, N))

@@ -140,8 +140,20 @@ WORK_FIELDS = (
           "velocity change of the last step over h: the predictor's acceleration"),
     Field("order", "int", ("N",), "1",
           "position of every unknown (body components, then all rows) in the reverse Cuthill-McKee order"),
-    Field("kkt_pos", "int", ("N",), "1", "position in the banded system of each unknown of the step"),
-    Field("band", "int", (1,), "1", "bandwidth of the step matrix"),
+    Field("kkt_pos", "int", ("N",), "1",
+          "position in the banded system of each unknown of the step, -1 for an eliminated component"),
+    Field("band", "int", (2,), "1", "bandwidth and order of the banded system of a step (after the elimination)"),
+    Field("eliminated", "int", ("n",), "1",
+          "1 for the body components eliminated first by their own mass block (ordering.eliminable_components)"),
+    Field("inverse_blocks", "float", ("n_b", "nd", "nd"), "1/kg or 1/(kg m^2)",
+          "inverse of each body's mass block on its eliminated components (zero elsewhere), of the current step"),
+    Field("eliminated_rows", "float", ("n_r", "n"), "m/kg or 1/kg",
+          "A_e^-1 G^T of the active rows on the eliminated components (zero elsewhere)"),
+    Field("eliminated_rhs", "float", ("n",), "m/s or 1/s",
+          "A_e^-1 a of the current solve on the eliminated components"),
+    Field("body_row_start", "int", ("n_b + 1",), "1", "start of each body's active rows in body_row_list"),
+    Field("body_row_list", "int", ("2 n_r",), "1",
+          "the active rows (positions in rows) touching each body, body by body"),
 )
 
 RECORDS = {"DynModel": MODEL_FIELDS, "Work": WORK_FIELDS}

@@ -34,10 +34,12 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
     ``tol`` (dimensionless) is the relative Newton tolerance of a step: momentum residuals
     relative to the step's force impulses (so reactions are accurate to about ``tol`` of the
     forces), constraint residuals relative to the step's displacement. A step whose Newton
-    iteration fails (more than ``max_iter`` iterations, singular matrix) or that turns a body
-    implausibly far is retried as 2, 4, ... 64 substeps (the saved grid is unchanged;
-    ``refined_steps`` counts them); if that fails too the run ends with ``status != "ok"``,
-    every good row so far and a message saying where and why. ``progress(t)`` is called about
+    iteration fails (more than ``max_iter`` iterations, singular matrix), that turns a body
+    implausibly far or that flips the orientation of the constraint Jacobian (another assembly
+    branch, or a singular position passed: see :func:`_refine`) is retried as 2, 4, ... 64
+    substeps (the saved grid is unchanged; ``refined_steps`` counts them); if that fails too
+    the run ends with ``status != "ok"``, every good row so far and a message saying where and
+    why. ``progress(t)`` is called about
     100 times. Raises ``ValueError`` for invalid input (q0 not assembled, motion drivers
     contradicting q0 or each other). ``stop()`` is asked after every compiled chunk of steps (about
     :data:`CHUNK_SECONDS` of work each): when it returns True the run ends with ``status ==
@@ -106,41 +108,98 @@ def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: _Chunks):
             stats[1] += 1
             k = k_done + 1
             continue
-        status, t_fail, err = refined
-        return status, k_done, _failure_message(setup, w, nrow, status, k_done * h, t_fail, err, max_iter), stats
+        status, t_fail, err, detail = refined
+        message = _failure_message(setup, w, nrow, status, k_done * h, t_fail, err, max_iter, detail)
+        return status, k_done, message, stats
     return it.OK, n, "", stats
 
 
 _STATE_FIELDS = ("pos", "rot", "ang", "vel", "omg", "q", "JW", "Qf", "G", "s", "D", "nu", "acc")
 
 
+#: Largest difference between the end states of a step computed with m and 2m substeps, relative
+#: to the step's displacement (positions) and to the largest body speed (velocities), for a
+#: passage through a flip of the constraint Jacobian's orientation to count as continuous.
+#: Both are second-order solutions of the same motion: they differ by about (w h / m)^2 / 12
+#: of these scales, below 0.02 since every substep turns a body by at most
+#: MAX_STEP_ROTATION = 0.5 rad. A jump to another assembly branch changes the velocity
+#: direction of the bodies that switch (the branches' tangents differ) by order 1.
+PASSAGE_CONSISTENCY = 0.1
+
+
 def _refine(setup, w, nrow, k, tol, max_iter, acc, stats):
     """Retry step k (t_k -> t_k + h) as 2, 4, ... ``MAX_SUBSTEPS`` substeps. Returns None on
-    success (state at node k + 1, work added to ``acc``), else ``(status, time, error)`` of the
-    finest attempt's failing substep with the state of node k restored."""
+    success (state at node k + 1, work added to ``acc``), else ``(status, time, error,
+    detail)`` of the finest attempt's failing substep with the state of node k restored.
+
+    Branch check: a substep may flip the orientation of the constraint Jacobian (see
+    :mod:`.integrator`). Substeps without a flip are accepted as any step. A level whose
+    substeps flip is followed by the two finest levels (``MAX_SUBSTEPS / 2`` and
+    ``MAX_SUBSTEPS``): the flip is a continuous passage through a singular position only if
+    both flip and end in the same state (positions and velocities within
+    :data:`PASSAGE_CONSISTENCY`). A jump to another branch near an avoided crossing (two
+    branches closer than a coarse substep's motion, e.g. a four-bar near a change point) is
+    made the same way by coarse levels, so they are not compared; the finest substeps follow
+    the motion's own branch (no flip, accepted as ordinary steps) whenever the crossing is
+    wider than ``h / MAX_SUBSTEPS`` of motion."""
     saved = {f: getattr(w, f).copy() for f in _STATE_FIELDS}
     t_k = k * setup.h
     m = 2
-    failure = (it.DIVERGED, t_k, 0.0)
+    failure = (it.DIVERGED, t_k, 0.0, "")
+    passage = None  # end state of the last level whose substeps flipped the orientation
     while m <= MAX_SUBSTEPS:
         t = t_k + setup.h * np.arange(m + 1) / m
         drv, rate = _drivers_at(setup, t)
         trial_acc = acc.copy()
+        flips, t_flip = 0, t_k
         for j in range(m):
-            status, iters, err = it.advance(setup.km, setup.wk, nrow, setup.h / m, drv[j], drv[j + 1], rate[j + 1],
-                                            tol, max_iter, trial_acc)
+            status, iters, err, orientation = it.advance(setup.km, setup.wk, nrow, setup.h / m, drv[j], drv[j + 1],
+                                                         rate[j + 1], tol, max_iter, trial_acc, True)
             if status != it.OK:
-                failure = (status, float(t[j]), err)
+                failure = (status, float(t[j]), err, "")
                 break
             stats[0] = max(stats[0], iters)
+            if orientation < 0:
+                flips, t_flip = flips + 1, float(t[j])
         else:
-            acc[:] = trial_acc
-            return None
+            end = {f: getattr(w, f).copy() for f in ("pos", "ang", "rot", "vel", "omg")}
+            differs = None if passage is None else _passage_difference(setup, saved, passage, end)
+            if flips == 0 or (m == MAX_SUBSTEPS and differs is not None and differs[0] <= PASSAGE_CONSISTENCY):
+                acc[:] = trial_acc
+                return None
+            passage = end if 2 * m >= MAX_SUBSTEPS else None  # compare the two finest levels only
+            failure = (it.BRANCH, t_flip, 0.0 if differs is None else differs[0],
+                       "" if differs is None else setup.mech.link_names[differs[1] + 1])
+            for f, a in saved.items():
+                getattr(w, f)[...] = a
+            m = max(2 * m, MAX_SUBSTEPS // 2)
+            continue
         for f, a in saved.items():
             getattr(w, f)[...] = a
         m *= 2
     it.refresh(setup.km, setup.wk, nrow, setup.drv[k + 1])
     return failure
+
+
+def _passage_difference(setup, start, a, b) -> tuple[float, int]:
+    """``(difference, body)``: the largest difference between the end states ``a`` and ``b`` of
+    one step computed at two substep sizes, relative to the step's displacement from ``start``
+    (positions, rotations times the model length) or to the largest body speed (velocities),
+    and the body where it is largest."""
+    L = setup.model.mechanism_size
+    if setup.mech.planar:
+        pose = lambda s: np.c_[s["pos"][:, :2], L * s["ang"]]  # noqa: E731
+    else:  # rotation differences by the rotation vector of R_b R_a^T (small angles)
+        pose = lambda s: np.c_[s["pos"], L * np.einsum("bij,bkj->bik", s["rot"], start["rot"])[:, [2, 0, 1], [1, 2, 0]]]  # noqa: E731
+    speed = lambda s: np.c_[s["vel"], L * s["omg"]]  # noqa: E731
+    tiny = 1e-12 * max(L, float(np.abs(start["pos"]).max(initial=0.0)))
+    disp = np.abs(pose(b) - pose(start)).max(initial=0.0)
+    vmax = max(np.abs(speed(start)).max(initial=0.0), np.abs(speed(b)).max(initial=0.0))
+    d_pose = np.abs(pose(a) - pose(b)).max(axis=1) / (disp + tiny)
+    d_speed = np.abs(speed(a) - speed(b)).max(axis=1) / (vmax + tiny / max(setup.h, 1e-300))
+    worst = np.maximum(d_pose, d_speed)
+    body = int(np.argmax(worst))
+    return float(worst[body]), body
 
 
 def _drivers_at(setup, t):
@@ -154,7 +213,7 @@ def _drivers_at(setup, t):
 def _warm_start(setup, w, nrow, tol, max_iter) -> None:
     """Impulse guess of the first step: the impulses of a step from t = 0 back to -h (RATTLE is
     symmetric, so they are minus those of the first step to first order); zeros if it fails."""
-    status, _, _ = it.position_step(setup.km, setup.wk, nrow, -setup.h, setup.drv[0], tol, max_iter)
+    status, _, _, _ = it.position_step(setup.km, setup.wk, nrow, -setup.h, setup.drv[0], tol, max_iter)
     if status == it.OK:
         w.nu[:nrow] *= -1.0
     else:
@@ -186,7 +245,7 @@ def _reselect(setup, w, nrow, k):
     return len(rows)
 
 
-def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter) -> str:
+def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, detail="") -> str:
     """Where and why a step failed: the time, the body with the largest momentum residual, the
     residual (times the tolerance), and links without mass that make the system ill posed."""
     mech = setup.mech
@@ -204,6 +263,12 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter) -> s
                 f"centre, lost assembly) or the constrained system is not well posed{hint}")
     if status == it.NOT_FINITE:
         return f"{where}: the state became infinite or NaN{link}{hint}; try a smaller dt"
+    if status == it.BRANCH:
+        on_link = f" on link '{detail}'" if detail else ""
+        return (f"{where}: the orientation of the constraint Jacobian flips in the substep at t = {t_fail:.6g} s "
+                f"(a jump to another assembly branch, or a singular position passed) and the substeps do not show one "
+                f"continuous passage: two substep sizes end {err:.3g} times the step's motion apart{on_link} (at most "
+                f"{PASSAGE_CONSISTENCY} accepted); the rows up to t = {t_node:.6g} s are kept; try a smaller dt")
     if status == it.IMPLAUSIBLE:
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
                 f"solution branch or a motion too fast for the step){link}; try a smaller dt")

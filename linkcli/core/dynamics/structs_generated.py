@@ -126,6 +126,12 @@ WORK_TYPE = WorkStruct([
     ("order", types.Array(types.int64, 1, "C")),
     ("kkt_pos", types.Array(types.int64, 1, "C")),
     ("band", types.Array(types.int64, 1, "C")),
+    ("eliminated", types.Array(types.int64, 1, "C")),
+    ("inverse_blocks", types.Array(types.float64, 3, "C")),
+    ("eliminated_rows", types.Array(types.float64, 2, "C")),
+    ("eliminated_rhs", types.Array(types.float64, 1, "C")),
+    ("body_row_start", types.Array(types.int64, 1, "C")),
+    ("body_row_list", types.Array(types.int64, 1, "C")),
 ])
 
 
@@ -169,4 +175,10 @@ def work_struct(t):
     s.order = t.order
     s.kkt_pos = t.kkt_pos
     s.band = t.band
+    s.eliminated = t.eliminated
+    s.inverse_blocks = t.inverse_blocks
+    s.eliminated_rows = t.eliminated_rows
+    s.eliminated_rhs = t.eliminated_rhs
+    s.body_row_start = t.body_row_start
+    s.body_row_list = t.body_row_list
     return s

@@ -421,12 +421,19 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
             continue
         for q1 in range(start[b], start[b + 1]):  # fill: -GB A_e^-1 GT^T between the rows on the body
             r1 = listed[q1]
+            p1 = pos[n + r1]  # band row of r1, hoisted (as _band_add(B, pos, kl, n + r1, n + r2, -t))
+            if planar:  # the three components written out: W3's assembly 0.40 -> 0.31 us (compiled loop)
+                g0, g1, g2 = GB[r1, o], GB[r1, o + 1], GB[r1, o + 2]
+                for q2 in range(start[b], start[b + 1]):
+                    r2 = listed[q2]
+                    B[p1, pos[n + r2] - p1 + kl] -= g0 * X[r2, o] + g1 * X[r2, o + 1] + g2 * X[r2, o + 2]
+                continue
             for q2 in range(start[b], start[b + 1]):
                 r2 = listed[q2]
                 t = 0.0
                 for i in range(o, o + nd):  # X is zero on the kept components
                     t += GB[r1, i] * X[r2, i]
-                _band_add(B, pos, kl, n + r1, n + r2, -t)
+                B[p1, pos[n + r2] - p1 + kl] -= t
     return True
 
 

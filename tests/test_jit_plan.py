@@ -333,3 +333,28 @@ def test_a_bad_linkcli_jit_is_an_error_for_every_command(monkeypatch, command):
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 2, res.output
     assert "LINKCLI_JIT='bogus': expected one of auto, always, never" in res.output
+
+
+def test_an_unusable_numba_cache_dir_falls_back_like_numba(tmp_path, monkeypatch):
+    """numba caches beside the sources (or in its per-user directory) when NUMBA_CACHE_DIR cannot
+    be used (here: a path under a regular file); the cache check must look where numba does, or
+    every run would look uncached (and announce a compile) for ever."""
+    from linkcli.core.jit import numba_cache_exists
+
+    package = tmp_path / "pkg"
+    (package / "__pycache__").mkdir(parents=True)
+    module = package / "kernels.py"
+    module.write_text("")
+    (package / "__pycache__" / "kernels.step-10.py311.nbi").write_text("")
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocker / "cache"))
+    assert numba_cache_exists(str(module), "kernels.*.nbi")
+    assert not numba_cache_exists(str(module), "other.*.nbi")
+    usable = tmp_path / "numba-cache"  # a usable NUMBA_CACHE_DIR is the only place numba uses
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(usable))
+    assert not numba_cache_exists(str(module), "kernels.*.nbi")
+    (usable / "pkg").mkdir(parents=True)
+    (usable / "pkg" / "kernels.step-10.py311.nbi").write_text("")
+    assert numba_cache_exists(str(module), "kernels.*.nbi")

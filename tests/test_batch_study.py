@@ -213,7 +213,7 @@ def test_same_seed_same_table_whatever_the_chunks_and_workers(run_cli, tmp_path)
     a, b = (tmp_path / "a" / "s.csv").read_text(), (tmp_path / "b" / "s.csv").read_text()
     assert a == b
     rows = read_csv(tmp_path / "a" / "s.csv")
-    assert len(rows) == 16 and len({row["links.coupler.frames.B[0]"] for row in rows}) == 16
+    assert len(rows) == 16 and len({row["links.coupler.frames.B[0] [m]"] for row in rows}) == 16
     # more variants: the first 16 are the same ones
     r3 = run_cli("batch", jobs, "--jobs", "1", "--variants", "20", "--out-dir", tmp_path / "c", "-q")
     assert r3.exit_code == 0
@@ -297,6 +297,69 @@ def test_mechanism_file_with_its_own_study(tmp_path):
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO((out / "crank_study.csv").read_text())))
     assert len(rows) == 3
-    assert [float(r["links.crank.frames.A[0]"]) for r in rows] == [0.9, 1.0, 1.1]
+    assert [float(r["links.crank.frames.A[0] [m]"]) for r in rows] == [0.9, 1.0, 1.1]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["jobs"][0]["study"]["variants"] == 3
+
+
+# -- parameter column units --------------------------------------------------------------------------------
+def test_parameter_columns_carry_the_files_units(run_cli, tmp_path):
+    """Each parameter column's header gives the unit its values are in: the field's declared
+    dimension (linkcli.model.units) in the file's `units` for lengths and angles -- README
+    "Units": a length in a mm file is mm, the angle of a frame's [x, y, angle] is deg -- and SI
+    otherwise (a mass is kg whatever the file says); a column of text values has no unit."""
+    text = FOURBAR.read_text(encoding="utf-8")
+    assert "units: {length: m, angle: deg}" in text and "O4: [4, 0]}" in text
+    mm = tmp_path / "fourbar_mm.yaml"  # the same four-bar, 1000 times smaller: it still closes
+    mm.write_text(text.replace("units: {length: m, angle: deg}", "units: {length: mm, angle: deg}")
+                  .replace("O4: [4, 0]}", "O4: [4, 0, 0]}"), encoding="utf-8")
+    study = """      method: list
+      parameters:
+        links.ground.frames.O4[0]: {values: [4.0, 4.01]}
+        links.ground.frames.O4[2]: {values: [0.0, 0.5]}
+        links.crank.mass: {values: [1.0, 1.1]}
+        links.coupler.frames.B[0]: {values: [3.5, "3.5 m"]}
+"""
+    jobs = write_jobs(tmp_path, study).read_text(encoding="utf-8").replace(str(FOURBAR), str(mm))
+    (tmp_path / "mm.yaml").write_text(jobs, encoding="utf-8")
+    r = run_cli("batch", tmp_path / "mm.yaml", "--jobs", "1", "--out-dir", tmp_path / "mm", "-q")
+    assert r.exit_code in (0, 1), r.output
+    header = (tmp_path / "mm" / "s.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[:6] == ["variant", "links.ground.frames.O4[0] [mm]", "links.ground.frames.O4[2] [deg]",
+                          "links.crank.mass [kg]", "links.coupler.frames.B[0]", "status"]
+    # the metre file: metres
+    r = run_cli("batch", write_jobs(tmp_path, """      method: list
+      parameters:
+        links.ground.frames.O4[0]: {values: [4.0]}
+"""), "--jobs", "1", "--out-dir", tmp_path / "m", "-q")
+    assert r.exit_code in (0, 1), r.output
+    assert read_csv(tmp_path / "m" / "s.csv")[0]["links.ground.frames.O4[0] [m]"] == "4.0"
+
+
+@pytest.mark.parametrize("path, unit", [
+    (("joints", "R", "limits", 1), "deg"),  # revolute: an angle
+    (("joints", "P", "limits", 0), "mm"),  # prismatic: a length
+    (("joints", "C", "limits", 1, 0), "mm"),  # cylindrical: rotation, then slide (docs/format.md)
+    (("joints", "C", "limits", 0, 1), "deg"),
+    (("assembly", "C", 1), "mm"), (("assembly", "R"), "deg"),
+    (("serial", "rows", 0, "limits", 0), "deg"),  # a DH row is revolute by default
+    (("serial", "rows", 0, "a"), "mm"), (("serial", "rows", 0, "alpha"), "deg"),
+    (("links", "l", "inertia"), "kg m^2"), (("gravity", 1), "m/s^2"), (("springs", "s", "stiffness"), "N/m"),
+    (("springs", "t", "stiffness"), "N m/rad"),
+    (("links", "l", "frames", "F", 1), "mm"), (("links", "l", "frames", "F", "origin", 1), "mm"),
+    # unknown: a driver value may be a motion or an effort; text; a key with no unit
+    (("drivers", "d", "value"), ""), (("name",), ""), (("joints", "R", "type"), ""),
+    (("links", "l", "frames", "F", 2), ""),  # past the end of [x, y]
+])
+def test_parameter_unit_of_each_kind_of_path(path, unit):
+    from linkcli.batch.paths import parameter_unit
+
+    data = {"name": "x", "kind": "planar", "units": {"length": "mm"}, "gravity": [0, -9.81],
+            "links": {"l": {"frames": {"F": [1, 2]}, "inertia": 1.0}},
+            "joints": {"R": {"type": "revolute", "limits": [0, 90]}, "P": {"type": "prismatic", "limits": [0, 5]},
+                       "C": {"type": "cylindrical", "limits": [[0, 90], [0, 5]]}},
+            "assembly": {"R": 10, "C": [10, 2]}, "serial": {"rows": [{"a": 1, "alpha": 0, "limits": [0, 1]}]},
+            "springs": {"s": {"between": ["l.F", "l.F"], "stiffness": 1, "free_length": 1},
+                        "t": {"type": "torsional", "joint": "R", "stiffness": 1}},
+            "drivers": {"d": {"joint": "R", "type": "constant", "value": 1}}}
+    assert parameter_unit(data, path) == unit

@@ -111,6 +111,48 @@ def nominal_number(data: Any, path: Sequence) -> float | None:
     return float(value)
 
 
+def parameter_unit(data: Any, path: Sequence) -> str:
+    """The unit of the value at ``path`` of a mechanism document, as a column header spells it
+    (``mm``, ``deg``, ``kg``): its field's declared dimension (:mod:`linkcli.model.units`) in the
+    file's ``units`` for lengths and angles, SI otherwise; a joint variable's (limits, assembly
+    estimates) by its joint's type. "" when the path names no number with a known unit."""
+    from ..model.checks import JOINT_VARIABLE_KINDS
+    from ..model.units import column_unit, quantity_at
+
+    data = data if isinstance(data, dict) else {}
+    q = quantity_at(Mechanism, path, data, {"kind": data.get("kind", "planar")})
+    if q is None:
+        return ""
+    units = data.get("units") if isinstance(data.get("units"), dict) else {}
+    return column_unit(q.dim, units, _joint_variable_kind(data, tuple(path), JOINT_VARIABLE_KINDS))
+
+
+def _joint_variable_kind(data: dict, path: tuple, kinds_of: dict) -> str:
+    """``length``/``angle`` for a joint's limit or assembly estimate at ``path``, "" otherwise."""
+    if path[:1] == ("joints",) and len(path) >= 3 and path[2] == "limits":
+        joint, rest = _get(data, path[:2]), path[3:]
+    elif path[:2] == ("serial", "rows") and len(path) >= 4 and path[3] == "limits":
+        joint, rest = {"type": "revolute", **(_get(data, path[:3]) or {})}, path[4:]
+    elif path[:1] == ("assembly",) and len(path) >= 2:
+        joint, rest = _get(data, ("joints", path[1])), path[2:]
+    else:
+        return ""
+    kinds = kinds_of.get(joint.get("type"), ()) if isinstance(joint, dict) else ()
+    value = _get(data, path[:len(path) - len(rest)])
+    # a value per variable: limits as a list of pairs, an assembly estimate as a list
+    per_variable = isinstance(value, list) and (path[0] == "assembly" or bool(value) and isinstance(value[0], list))
+    index = (rest[0] if rest and isinstance(rest[0], int) else None) if per_variable else \
+        (0 if len(kinds) == 1 else None)
+    return kinds[index] if index is not None and index < len(kinds) else ""
+
+
+def _get(data: Any, path: Sequence) -> Any:
+    try:
+        return get_value(data, path)
+    except PathProblem:
+        return None
+
+
 def with_values(data: Any, paths: Sequence[Sequence], values: Sequence[Any]) -> Any:
     """A copy of ``data`` with ``values[k]`` at ``paths[k]``; containers off the paths are shared
     with ``data`` (treat both as read-only)."""
@@ -135,4 +177,5 @@ def _set(node: Any, path: tuple, value: Any) -> Any:
     raise PathProblem(f"cannot set {key!r} in {_kind(node)}")  # check_settable() rules this out
 
 
-__all__ = ["ParameterPath", "PathProblem", "get_value", "check_settable", "nominal_number", "with_values"]
+__all__ = ["ParameterPath", "PathProblem", "get_value", "check_settable", "nominal_number", "parameter_unit",
+           "with_values"]

@@ -22,6 +22,7 @@ from ..errors import MechanismFileError
 from .executors import TaskLost, TaskTimedOut, WorkerDied
 from .figures import CheckResult, FigureValue, default_figures, reference_paths
 from .journal import Journal, unit_key
+from .paths import parameter_unit
 from .plan import BatchPlan, UnitPlan, output_folder, with_skipped_checks
 from .sampling import sample
 from .worker import (
@@ -376,8 +377,10 @@ def study_table(st: _Study):
     table.add("", "variant", "", np.array([r.index for r in rows], dtype=np.int64))
     for k, p in enumerate(unit.params):
         col = [st.values[r.index][k] for r in rows]
-        table.add("", p.text, "", np.array(col, dtype=float) if all(_is_number(v) for v in col)
-                  else np.array([str(v) for v in col], dtype=str))
+        if all(_is_number(v) for v in col):  # in the file's units (a text column, e.g. "25 mm", has none)
+            table.add("", p.text, parameter_unit(unit.data, p.keys), np.array(col, dtype=float))
+        else:
+            table.add("", p.text, "", np.array([str(v) for v in col], dtype=str))
     table.add("", "status", "", np.array([r.status for r in rows], dtype=str))
     for k, fig in enumerate(st.nominal.figures):
         vals = [r.figures[k] if k < len(r.figures) else None for r in rows]
@@ -411,6 +414,7 @@ def _study_metadata(st: _Study, rows: list[VariantRow]) -> dict:
         "nominal": {"status": st.nominal.status, "message": st.nominal.message,
                     "figures": {f.name: f.value for f in st.nominal.figures},
                     "parameters": {p.text: v for p, v in zip(st.unit.params, st.unit.nominal, strict=True)}},
+        "parameter_units": {p.text: parameter_unit(st.unit.data, p.keys) for p in st.unit.params},
         "random_numbers": "variant i: numpy default_rng([seed, i])" if study.method in ("random", "normal")
                           else "one design: scipy.stats.qmc.LatinHypercube, numpy default_rng([seed, variants])"
                           if study.method == "lhs" else "none",

@@ -96,9 +96,12 @@ class Frame(Strict):
     def _from_list(cls, data: Any, info: ValidationInfo) -> Any:
         """Short list forms; ``[a, b, c]`` means [x, y, angle] in a planar file (the loader passes
         the file's kind as validation context) and [x, y, z] in a spatial one."""
-        if not isinstance(data, list):
-            return data
-        planar = (info.context or {}).get("kind", "planar") == "planar"
+        return cls.list_form(data, info.context) if isinstance(data, list) else data
+
+    @classmethod
+    def list_form(cls, data: list, context: dict | None) -> dict:
+        """The mapping a short list form stands for (``context``: the validation context)."""
+        planar = (context or {}).get("kind", "planar") == "planar"
         if planar and len(data) == 3:
             return {"origin": data[:2], "angle": data[2]}
         return {"origin": data}

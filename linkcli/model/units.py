@@ -473,9 +473,116 @@ def _models_in(tp: Any, path: str) -> Iterator[tuple[Any, str]]:
 
 
 def _type_tag(model: Any) -> str:
-    f = model.model_fields.get("type")
+    f = getattr(model, "model_fields", {}).get("type")
     args = get_args(f.annotation) if f is not None else ()
     return str(args[0]) if len(args) == 1 and isinstance(args[0], str) else ""
+
+
+def quantity_at(model: Any, path: Sequence, data: Any = None, context: dict | None = None) -> Q | None:
+    """The :class:`Q` declared on the field a key path of a document (``("links", "crank",
+    "mass")``, ``("joints", "J", "limits", 0)``) names, walking ``model``'s annotations like
+    validation does; keys past the field index into its value (a vector's item, a limit). ``data``
+    (the document) picks the member of a union tagged by ``type`` and resolves a model's short
+    list form (a model with a ``list_form(data, context)`` classmethod, e.g. a frame's ``[x, y,
+    angle]``; ``context`` as validation gets it). None when the path names no field with a
+    unit, or union members that disagree."""
+    found = _quantity_at(model, tuple(path), data, context or {})
+    return found if isinstance(found, Q) else None
+
+
+_AMBIGUOUS = object()
+
+
+def _quantity_at(tp: Any, path: tuple, data: Any, context: dict) -> Any:
+    from pydantic import BaseModel
+
+    q = quantity_of(tp) if get_origin(tp) is not None or hasattr(tp, "__metadata__") else None
+    if q is not None:
+        return q
+    while hasattr(tp, "__metadata__"):  # Annotated without a unit
+        tp = get_args(tp)[0]
+    if not path:
+        return None
+    key, rest = path[0], path[1:]
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if isinstance(key, int):  # a short list form: the index becomes the mapping's key path
+            list_form = getattr(tp, "list_form", None)
+            if not isinstance(data, list) or list_form is None:
+                return None
+            mapped = list_form(list(range(len(data))), context)
+            sub = _where(mapped, key)
+            return None if sub is None else _quantity_at(tp, sub + rest, mapped, context)
+        fields = {f.alias or name: f for name, f in tp.model_fields.items()}
+        if key not in fields:
+            return None
+        f = fields[key]
+        q = quantity_of(f.annotation, f.metadata)
+        if q is not None:
+            return q
+        return _quantity_at(f.annotation, rest, _item(data, key), context)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is dict:
+        return _quantity_at(args[1], rest, _item(data, key), context)
+    if origin is list and isinstance(key, int):
+        return _quantity_at(args[0], rest, _item(data, key), context)
+    if args:  # a union: the member the document's `type` tags, or every member that agrees
+        members = [a for a in args if a is not type(None)]
+        tag = data.get("type") if isinstance(data, dict) else None
+        tagged = [m for m in members if _type_tag(_bare(m)) and _type_tag(_bare(m)) == (tag or _type_default(_bare(m)))]
+        found = {id(x): x for x in (_quantity_at(m, path, data, context) for m in tagged or members)
+                 if x is not None}
+        dims = {x.dim.key if isinstance(x, Q) else "?" for x in found.values()}
+        return next(iter(found.values())) if len(dims) == 1 and "?" not in dims else (
+            _AMBIGUOUS if found else None)
+    return None
+
+
+def _bare(tp: Any) -> Any:
+    while hasattr(tp, "__metadata__"):
+        tp = get_args(tp)[0]
+    return tp
+
+
+def _type_default(model: Any) -> Any:
+    """The default of a model's ``type`` field (the member an untagged mapping is), else None."""
+    f = getattr(model, "model_fields", {}).get("type")
+    return f.default if f is not None and isinstance(f.default, str) else None
+
+
+def _item(data: Any, key: Any) -> Any:
+    if isinstance(data, dict):
+        return data.get(key)
+    if isinstance(data, list) and isinstance(key, int) and key < len(data):
+        return data[key]
+    return None
+
+
+def _where(mapped: Any, index: int) -> tuple | None:
+    """The key path at which ``index`` sits in ``mapped`` (a short form applied to its indices)."""
+    if mapped == index and not isinstance(mapped, bool):
+        return ()
+    items = mapped.items() if isinstance(mapped, dict) else enumerate(mapped) if isinstance(mapped, list) else ()
+    for k, v in items:
+        sub = _where(v, index)
+        if sub is not None:
+            return (k,) + sub
+    return None
+
+
+def column_unit(dim: Dimension, units: dict[str, str], kind: str = "") -> str:
+    """The unit a bare number of ``dim`` has in a file with ``units`` ({"length": "mm", "angle":
+    "deg"}, defaults m and deg), spelled as column headers spell it (``mm``, ``deg/s``, ``kg``).
+    ``kind`` (``length``/``angle``) picks one for a dimension that follows both (joint
+    variables); "" when that is unknown or the value may be an effort."""
+    if not dim.follows:
+        return dim.shown
+    if len(dim.follows) > 1:
+        if kind not in dim.follows or dim.efforts:
+            return ""
+    else:
+        kind = dim.follows[0]
+    unit = units.get(kind) or ("m" if kind == "length" else "deg")
+    return unit + {0: "", 1: "/s", 2: "/s^2"}[dim.per_s]
 
 
 def units_table(model: Any) -> str:

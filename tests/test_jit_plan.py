@@ -228,6 +228,17 @@ def test_an_unwritable_record_is_not_an_error(fresh_process_state, monkeypatch, 
     assert jit.read_record() == {}
 
 
+def test_a_record_that_cannot_be_replaced_leaves_no_temporary_file(monkeypatch, tmp_path):
+    """The record's path is a directory: os.replace fails after the temporary file was written;
+    the failure stays silent (best effort) but the temporary file is removed, not left behind
+    at every run."""
+    (tmp_path / "record.json").mkdir()
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
+    jit._write_record({"simulate": {"runs": 1}})
+    jit._write_record({"simulate": {"runs": 2}})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["record.json"]
+
+
 def test_a_fixed_process_mode_is_followed(monkeypatch, tmp_path):
     monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
     monkeypatch.setattr(jit, "_numba", False)  # kernels imported interpreted earlier in this process
@@ -306,3 +317,44 @@ def test_compile_command_compiles_or_loads_and_reports_cpu(run_cli):
     for module in jit.KERNEL_MODULES["simulate"]:
         assert (REPO / "linkcli" / "core" / module).is_file()
     assert jit.kernels_cached("simulate")
+
+
+@pytest.mark.parametrize("command", [["solve"], ["forces"], ["batch"], ["compile"]])
+def test_a_bad_linkcli_jit_is_an_error_for_every_command(monkeypatch, command):
+    """``LINKCLI_JIT=bogus`` is a usage error naming the variable for every command, not only
+    simulate: solve (whose sweep kernel follows the same mode) used to run silently as ``auto``."""
+    from typer.testing import CliRunner
+
+    from linkcli.cli.app import app
+
+    monkeypatch.setenv("LINKCLI_JIT", "bogus")
+    fourbar = str(Path(__file__).parents[1] / "mechanisms" / "fourbar.yaml")
+    args = command if command == ["compile"] else [*command, fourbar]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "LINKCLI_JIT='bogus': expected one of auto, always, never" in res.output
+
+
+def test_an_unusable_numba_cache_dir_falls_back_like_numba(tmp_path, monkeypatch):
+    """numba caches beside the sources (or in its per-user directory) when NUMBA_CACHE_DIR cannot
+    be used (here: a path under a regular file); the cache check must look where numba does, or
+    every run would look uncached (and announce a compile) for ever."""
+    from linkcli.core.jit import numba_cache_exists
+
+    package = tmp_path / "pkg"
+    (package / "__pycache__").mkdir(parents=True)
+    module = package / "kernels.py"
+    module.write_text("")
+    (package / "__pycache__" / "kernels.step-10.py311.nbi").write_text("")
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocker / "cache"))
+    assert numba_cache_exists(str(module), "kernels.*.nbi")
+    assert not numba_cache_exists(str(module), "other.*.nbi")
+    usable = tmp_path / "numba-cache"  # a usable NUMBA_CACHE_DIR is the only place numba uses
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(usable))
+    assert not numba_cache_exists(str(module), "kernels.*.nbi")
+    (usable / "pkg").mkdir(parents=True)
+    (usable / "pkg" / "kernels.step-10.py311.nbi").write_text("")
+    assert numba_cache_exists(str(module), "kernels.*.nbi")

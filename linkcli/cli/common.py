@@ -66,6 +66,7 @@ def load_and_compile(path: str | Path) -> tuple[LoadedMechanism[Mechanism], Comp
     from linkcli.compile import compile_mechanism
     from linkcli.io.loader import load_mechanism
 
+    check_jit_mode()
     loaded = load_mechanism(path)
     try:
         mech = compile_mechanism(loaded.model, file=loaded.path)
@@ -73,6 +74,19 @@ def load_and_compile(path: str | Path) -> tuple[LoadedMechanism[Mechanism], Comp
         add_note(exc, f"while compiling {loaded.path} (a valid file must compile)")
         raise
     return loaded, mech
+
+
+def check_jit_mode() -> None:
+    """Raise AnalysisInputError (exit 2) for a bad ``LINKCLI_JIT``: every analysis's kernels
+    follow it (solve's sweep kernel, forces, batch workers), not only simulate's plan, so a typo
+    never runs silently as ``auto``. Called by commands, not at start-up (``--help`` imports no core)."""
+    from linkcli.core.jit import requested_mode
+    from linkcli.errors import AnalysisInputError
+
+    try:
+        requested_mode()
+    except ValueError as exc:
+        raise AnalysisInputError(str(exc)) from None
 
 
 # -- messages ---------------------------------------------------------------------------------------

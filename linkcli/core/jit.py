@@ -252,11 +252,17 @@ def _write_record(data: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".jit-record.", suffix=".tmp")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1, sort_keys=True)
         os.replace(tmp, path)
     except OSError:
-        pass
+        try:  # the record stays as it was; no temporary file is left at every run
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _entry(record: dict, kernel_set: str) -> dict:
@@ -365,9 +371,23 @@ def numba_cache_exists(module_file: str, pattern: str) -> bool:
     importing numba; used to decide on / announce a first-run compilation."""
     from pathlib import Path
 
-    custom = os.environ.get("NUMBA_CACHE_DIR")  # when set, numba caches there only
-    if not custom:
-        if any((Path(module_file).parent / "__pycache__").glob(pattern)):
-            return True
-        custom = cache_dir_for(str(Path(module_file).parent))
-    return custom is not None and any(Path(custom).rglob(pattern))
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    if custom and _usable_cache_dir(custom):
+        return any(Path(custom).rglob(pattern))  # a usable NUMBA_CACHE_DIR: numba caches there only
+    # numba's fall-backs, in its order, when NUMBA_CACHE_DIR is unset or unusable (a file in the
+    # path, no permission): next to the sources, else its per-user directory
+    if any((Path(module_file).parent / "__pycache__").glob(pattern)):
+        return True
+    places = [cache_dir_for(str(Path(module_file).parent))] if not custom else []
+    places.append(str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"))
+    return any(p is not None and Path(p).is_dir() and any(Path(p).rglob(pattern)) for p in places)
+
+
+def _usable_cache_dir(path: str) -> bool:
+    """numba can cache in ``path``: it exists as a writable directory or can be created (numba
+    checks the same way and falls back to other places otherwise)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(path) and os.access(path, os.W_OK)

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from ..common import ExitCode, echo_err, stderr_console
+from ..common import ExitCode, check_jit_mode, echo_err, stderr_console
 from ..options import QuietOption
 
 LOG_WIDTH = 160  #: summary width on stderr when it is not a terminal (and COLUMNS is unset)
@@ -129,6 +129,7 @@ def batch(files: FilesArgument, analysis: AnalysisOption = None, out_dir: OutDir
     rest marked interrupted; --resume continues it. Exit 0 all passed, 1 some failed, 3 invalid job
     file, 130/143 interrupted (SIGINT/SIGTERM).
     Example: linkcli batch mechanisms/jobs/ci_jobs.yaml --junit report.xml"""
+    check_jit_mode()  # before any job: every worker would otherwise run it as ``auto``
     from linkcli.batch import run_batch
     from linkcli.batch.interrupts import Interrupted, OutDirLock, interrupts
     from linkcli.batch.journal import JOURNAL_NAME

@@ -17,6 +17,10 @@ Strategy (measured in PERFORMANCE.md as the fastest pure-numpy approach):
 Angles stay continuous (no wrapping): each point starts from its neighbour's solution.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
 branch points) and points that cannot be assembled are reported as events, never silently.
+A tall J_p (more constraint rows than passive variables: a planar loop written as a spatial
+file has 6 rows and 3 passive variables) gets the same det checks on its projection onto the
+constraint subspace at the step's start (:func:`_det_signs_seen_from`); a wide one (idle
+freedoms) gets none.
 
 Compiled path
 -------------

@@ -17,6 +17,10 @@ Strategy (measured in PERFORMANCE.md as the fastest pure-numpy approach):
 Angles stay continuous (no wrapping): each point starts from its neighbour's solution.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
 branch points) and points that cannot be assembled are reported as events, never silently.
+A tall J_p (more constraint rows than passive variables: a planar loop written as a spatial
+file has 6 rows and 3 passive variables) gets the same det checks on its projection onto the
+constraint subspace at the step's start (:func:`_det_signs_seen_from`); a wide one (idle
+freedoms) gets none.
 
 Compiled path
 -------------
@@ -133,10 +137,6 @@ def _solve_one(mech, a, guess, tol):
     return res.q[0], int(res.status[0])
 
 
-def _tangent(mech, q):
-    return tangent_map(mech, _residual_jacobian(mech, q)[1])
-
-
 _MAX_DEPTH = rules.MAX_DEPTH
 
 
@@ -186,12 +186,12 @@ def _continue(mech: CompiledMechanism, a0, q0, a1, tol, depth=0, max_depth=_MAX_
 
 
 def _det_flips(mech, J0, J1) -> bool:
-    """det J_p (square passive partitions) has opposite signs in the constraint Jacobians
-    J0 and J1 (n_c, n_q)."""
-    if not _square(mech):
+    """det J_p has opposite signs in the constraint Jacobians J0 (the step's start) and J1
+    (n_c, n_q), seen from J0 when J_p is tall (:func:`_det_signs_seen_from`)."""
+    if not _det_checked(mech):
         return False
     p = passive_indices(mech)
-    return bool(rules.det_sign_flipped(np.sign(np.linalg.det(J0[:, p])), np.sign(np.linalg.det(J1[:, p]))))
+    return bool(rules.det_sign_flipped(*_det_signs_seen_from(J0[:, p], J1[:, p])))
 
 
 def _first_point(mech, a, q_start, tol):
@@ -257,9 +257,7 @@ def _solve_sweep_numpy(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.n
     # final residuals and conditions
     res, J = _solve_configuration(mech, Q_act, q, tol, 0)
     status = np.where(status == Status.CONVERGED, res.status, status)
-    passive = passive_indices(mech)
-    det = np.sign(np.linalg.det(J[:, :, passive])) if _square(mech) else None
-    events += _events(mech, status, res.residual, res.worst_loop, res.condition, det)
+    events += _events(mech, status, res.residual, res.worst_loop, res.condition, _det_flips_along(mech, J))
     events.sort(key=lambda e: e.index)
     return SweepResult(res.q, status, res.residual, res.condition, res.worst_loop, tuple(events))
 
@@ -267,6 +265,16 @@ def _solve_sweep_numpy(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.n
 def _square(mech: CompiledMechanism) -> bool:
     n_p = mech.n_q - mech.n_actuated
     return mech.n_constraints == n_p and n_p > 0
+
+
+def _det_checked(mech: CompiledMechanism) -> bool:
+    """The det J_p sign checks apply: J_p (n_c, n_p) is square, or tall (more constraint rows
+    than passive variables: planar loops written as spatial files, 6 rows per loop;
+    overconstrained loops such as Bennett's), seen projected (:func:`_det_signs_seen_from`). Not when
+    it is wide (idle freedoms such as an S-S coupler's spin): no square minor is then tied to
+    the assembly mode."""
+    n_p = mech.n_q - mech.n_actuated
+    return mech.n_constraints >= n_p > 0
 
 
 def _jit_available() -> bool:
@@ -368,7 +376,7 @@ def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: n
     pk.sweep(mi, mf, wf, wi, Q, np.array(start, dtype=np.float64), coarse, float(tol), rules.MAX_ITER, q, status,
              resid, worst, cond, det, reassembled)
     events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(reassembled)]
-    events += _events(mech, status, resid, worst, cond, det)
+    events += _events(mech, status, resid, worst, cond, rules.det_sign_flipped(det[:-1], det[1:]))
     events.sort(key=lambda e: e.index)
     return SweepResult(q, status.astype(int), resid, cond, worst.astype(int), tuple(events))
 
@@ -383,7 +391,8 @@ def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
     ok_seg = (status[c0] == Status.CONVERGED) & (status[c1] == Status.CONVERGED)
     guess = np.empty((len(fine), mech.n_q))
     good = coarse[status[coarse] == Status.CONVERGED]
-    N = dict(zip(good, _tangent(mech, q[good]), strict=True)) if len(good) else {}
+    J_good = _residual_jacobian(mech, q[good])[1] if len(good) else np.zeros((0, mech.n_constraints, mech.n_q))
+    N = dict(zip(good, tangent_map(mech, J_good), strict=True)) if len(good) else {}
     for s in np.unique(seg):
         sel = seg == s
         a, b = coarse[s], coarse[s + 1]
@@ -394,13 +403,16 @@ def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
     res, J = _solve_configuration(mech, Q_act[fine], guess, tol, rules.MAX_ITER)
     span = np.abs(q[c1] - q[c0]).max(axis=-1)
     jumped = rules.fine_point_left_branch(np.abs(res.q - guess).max(axis=-1), span)
-    if _square(mech):
+    if _det_checked(mech) and len(good):
+        # det J_p at both ends of each segment and at its fine points, seen (tall J_p) from
+        # the segment's start, as the continuation step to its end was checked (non-converged
+        # ends: J_p = 0, masked by ok_seg)
         passive = passive_indices(mech)
-        det_c = np.zeros(len(q))
-        if len(good):
-            det_c[good] = _det_sign(_residual_jacobian(mech, q[good])[1][:, :, passive])
-        d0, d1 = det_c[c0], det_c[c1]
-        jumped |= ok_seg & rules.det_sign_left_branch(_det_sign(J[:, :, passive]), d0, d1)
+        Jp_c = np.zeros((len(q), mech.n_constraints, len(passive)))
+        Jp_c[good] = J_good[:, :, passive]
+        d0, d1 = _det_signs_seen_from(Jp_c[coarse[:-1]], Jp_c[coarse[1:]])
+        d = _det_signs_seen_from(Jp_c[c0], J[:, :, passive])[1]
+        jumped |= ok_seg & rules.det_sign_left_branch(d, d0[seg], d1[seg])
     q[fine], status[fine] = res.q, res.status
     redo = fine[(jumped | (res.status != Status.CONVERGED)) & ok_seg]
     for i in redo:  # rare: sequential continuation from the left neighbour
@@ -408,11 +420,32 @@ def _fill_between(mech, Q_act, q, status, coarse, tol) -> None:
             else _solve_one(mech, Q_act[i], q[i - 1], tol)
 
 
+def _det_signs_seen_from(Jp_ref, Jp) -> tuple[np.ndarray, np.ndarray]:
+    """Signs (-1, 0, 1) of det J_p at a reference point and at another, Jp_ref and Jp
+    (..., n_c, n_p) broadcast together, for the branch checks to compare: a change of sign
+    between them is a singular configuration crossed, or the other assembly mode.
+
+    Square J_p: (sign det Jp_ref, sign det Jp). A tall J_p (n_c > n_p: planar loops written as
+    spatial files, 6 rows per loop; overconstrained loops) has no det; it is projected on the
+    constraint subspace its columns span at the reference point, the leading left singular
+    vectors U of Jp_ref = U S V^T: det(U^T J_p) is continuous in q and vanishes where J_p loses
+    rank (for U near J_p's own range, as along one step), and reduces to det J_p up to a fixed
+    sign when J_p is square. Without the SVD: det(Jp_ref^T Jp) = det(V) prod(S) det(U^T Jp),
+    the same up to a factor of fixed sign, whose value at the reference point itself is
+    det(Jp_ref^T Jp_ref) = prod(S)^2 > 0 (taken as 1 exactly: computed, it is rounding noise
+    where the reference point sits on a singularity, while Jp_ref^T Jp keeps a computable
+    sign there, about s_min times O(1))."""
+    if Jp_ref.shape[-2] == Jp_ref.shape[-1]:
+        return _det_sign(Jp_ref), _det_sign(Jp)
+    seen = _det_sign(np.swapaxes(Jp_ref, -1, -2) @ Jp)
+    return np.ones_like(seen), seen
+
+
 def _det_sign(Jp) -> np.ndarray:
-    """Sign of det J_p per point (-1, 0, 1), Jp (n, n_p, n_p). Large batches of 3 x 3 (one
+    """Sign of det per point (-1, 0, 1), Jp (..., n_p, n_p). Large batches of 3 x 3 (one
     planar loop) by the triple product: 4x faster than np.linalg.det at 3600 points, 9x slower
     at 2 (measured)."""
-    if Jp.shape[-1] == 3 and len(Jp) > 64:
+    if Jp.shape[-1] == 3 and Jp.ndim == 3 and len(Jp) > 64:
         return np.sign(np.einsum("...i,...i->...", Jp[..., 0, :], np.cross(Jp[..., 1, :], Jp[..., 2, :])))
     return np.sign(np.linalg.det(Jp))
 
@@ -427,10 +460,20 @@ def _hermite(Q_act, q, N, a, b, idx) -> np.ndarray:
     return h00 * q[a] + h10 * m0 + h01 * q[b] + h11 * m1
 
 
-def _events(mech, status, residual, worst_loop, condition, det_sign) -> list[SweepEvent]:
+def _det_flips_along(mech, J) -> np.ndarray | None:
+    """(n - 1,) det J_p changes sign between points i and i + 1 of a sweep, J (n, n_c, n_q)
+    (a tall J_p seen from point i, :func:`_det_signs_seen_from`); None when no det check
+    applies (wide J_p)."""
+    if not _det_checked(mech) or len(J) < 2:
+        return None
+    Jp = J[:, :, passive_indices(mech)]
+    return rules.det_sign_flipped(*_det_signs_seen_from(Jp[:-1], Jp[1:]))
+
+
+def _events(mech, status, residual, worst_loop, condition, det_flipped) -> list[SweepEvent]:
     """no_assembly / branch_jump events at the first point of every failed run, and singular
-    crossings where the sign of det J_p (det_sign, None when J_p is not square) flips between
-    two converged points."""
+    crossings where det J_p changes sign (det_flipped (n - 1,), see :func:`_det_flips_along`;
+    None when not checked) between two converged points."""
     events: list[SweepEvent] = []
     ok = status == Status.CONVERGED
     for i in np.flatnonzero(~ok):
@@ -438,8 +481,8 @@ def _events(mech, status, residual, worst_loop, condition, det_sign) -> list[Swe
             kind = "branch_jump" if status[i] == Status.BRANCH_JUMP else "no_assembly"
             events.append(SweepEvent(int(i), kind, int(worst_loop[i]), float(residual[i].max(initial=0))))
     crossings = set()
-    if det_sign is not None:
-        flips = np.flatnonzero(ok[:-1] & ok[1:] & (det_sign[:-1] * det_sign[1:] < 0))
+    if det_flipped is not None:
+        flips = np.flatnonzero(ok[:-1] & ok[1:] & det_flipped)
         events += [SweepEvent(int(i), "singular_crossing", -1, float(condition[i])) for i in flips]
         crossings = {int(i) for i in flips} | {int(i) + 1 for i in flips}
     # points that sit on a singular configuration (a grid point exactly at a dead centre or

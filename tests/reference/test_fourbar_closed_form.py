@@ -300,3 +300,46 @@ def test_reversing_path_keeps_continuous_angles_between_coarse_points(path, star
     closed = closed_form_joint_angles(d, a, b, c, theta, +1 if start > 0 else -1)
     np.testing.assert_allclose(wrap(res.q[0] - closed[0]), 0.0, atol=1e-8)
     np.testing.assert_allclose(np.diff(res.q, axis=0), wrap(np.diff(closed, axis=0)), atol=1e-8)
+
+
+@pytest.mark.parametrize("start", [1.0, -1.0])
+@pytest.mark.parametrize("d, a, b, c, step, first, max_step",
+                         NEAR_CHANGE_POINT[:3] + NEAR_CHANGE_POINT[5:6] + NEAR_CHANGE_POINT[-2:])
+def test_near_change_point_spatial_files_keep_their_branch(d, a, b, c, step, first, max_step, start):
+    """The same four-bars written as spatial files (6 constraint rows per loop, 3 passive
+    variables: J_p is tall and has no det of its own; the branch checks take the det of its
+    projection on the constraint subspace at each step's start). Before that, the numpy path
+    made no det check on them and 3/1/2/2.001 from 0.3 deg in 0.5 deg steps jumped to the
+    other mode with every row ok (pin B 3.47 m off the closed form). Truth and tolerance as in
+    test_near_change_point_sweeps_keep_their_branch (the motion is the same plane's: z = 0)."""
+    mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{A: {start}}}", kind="spatial"))
+    assert mech.n_constraints == 6 and mech.n_q - mech.n_actuated == 3
+    theta = np.radians(first + np.arange(0.0, 361.0, step))
+    res = solve_sweep(mech, theta[:, None], mech.q_init, max_step=np.radians(max_step))
+    assert (res.status == Status.CONVERGED).all()
+    assert res.condition.max() < 1e3
+    poses = frame_poses(mech, link_poses(mech, res.q))[:, mech.frame_index("coupler.B"), :3, 3]
+    np.testing.assert_allclose(poses[:, 2], 0.0, atol=1e-9)  # stays in its plane
+    B = poses[:, :2]
+    err = {s: np.abs(B - fourbar_closed_form(d, a, b, c, theta, s)).max(axis=1) for s in (+1, -1)}
+    sign = min(err, key=lambda s: err[s][0])
+    assert err[sign][0] < 1e-7 and err[-sign][0] > 1e-3  # the first point is in one mode
+    np.testing.assert_array_less(err[sign], 1e-7)
+    for e in res.events:
+        assert e.kind == "singular_crossing", e
+        between = np.linspace(theta[e.index], theta[e.index + 1], 1001)
+        assert sin_transmission(d, a, b, c, between).min() < 1e-3, e
+
+
+def test_parallelogram_spatial_file_reports_its_change_point():
+    """The parallelogram of test_parallelogram_keeps_its_branch_through_the_change_point as a
+    spatial file: the open branch is kept (A = -crank exactly, 1e-8 rad as there) and the
+    change point at 180 deg is reported, now that the projected det J_p is checked."""
+    mech = mech_from_yaml(fourbar_yaml(3, 1, 3, 1, assembly="{crank_pin: 0.5, A: -0.5, B: 0.5, O4: -0.5}",
+                                       kind="spatial"))
+    theta = np.radians(np.arange(10, 351, 5.0))
+    res = solve_sweep(mech, theta[:, None], mech.q_init)
+    assert np.all(res.status == Status.CONVERGED)
+    np.testing.assert_allclose(res.q[:, 1], -theta, atol=1e-8)
+    at = [theta[e.index] for e in res.events if e.kind in ("singular_point", "singular_crossing")]
+    assert at and all(abs(np.degrees(a) - 180) <= 5 for a in at)

@@ -38,7 +38,7 @@ from .layout import (
     J_Q_START,
     J_TYPE,
 )
-from .linalg import add, cross, dot, lu_factor, lu_solve, matTvec, matvec, row3, scale, sub, wrap_angle
+from .linalg import add, band_lu_factor, band_lu_solve, cross, dot, matTvec, matvec, row3, scale, sub, wrap_angle
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -196,12 +196,12 @@ def _spherical(R, q_prev, k, q):
 
 
 @maybe_njit
-def joint_rates(m, rot, vel, omg, JW, q, qd, S, rhs, idx, piv):
+def joint_rates(m, rot, vel, omg, JW, q, qd, S, N, rhs, idx, piv):
     """Joint rates ``qd`` (n_q,): the velocity of frame B relative to frame A (origin velocity
     and angular velocity in frame-A axes) decomposed on the variables' current axes by least
-    squares (exact when the joint constraints hold). Scratch: ``S`` (3, 3, 3), ``rhs`` (3,),
-    ``idx``, ``piv`` (3,) int."""
-    R, C, N = S[0], S[1], S[2]
+    squares (exact when the joint constraints hold). Scratch: ``S`` (2, 3, 3), ``N`` (3, 7)
+    (a band-stored 3 x 3 matrix, :func:`_least_squares`), ``rhs`` (3,), ``idx``, ``piv`` (3,) int."""
+    R, C = S[0], S[1]
     for j in range(m.joint_index.shape[0]):
         if m.joint_index[j, J_Q_COUNT] == 0:
             continue
@@ -266,13 +266,17 @@ def _post_rotate(R, axis, angle):
 
 @maybe_njit
 def _least_squares(C, cnt, target, N, rhs, piv):
-    """``rhs[:cnt]`` minimising ``|C[:cnt].T @ x - target|`` (normal equations; ``N``, ``piv``
-    scratch)."""
+    """``rhs[:cnt]`` minimising ``|C[:cnt].T @ x - target|`` (normal equations, at most 3 x 3,
+    factorised by the step solver's banded LU with full bandwidth ``cnt - 1``, i.e. the dense LU:
+    one factorisation routine for all kernels). Scratch: ``N`` (3, 7) band storage, ``piv``."""
     if cnt == 0:
         return
+    kl = cnt - 1
     for a in range(cnt):
         rhs[a] = dot(row3(C, a), target)
+        for col in range(N.shape[1]):
+            N[a, col] = 0.0
         for b in range(cnt):
-            N[a, b] = dot(row3(C, a), row3(C, b))
-    lu_factor(N, cnt, piv)
-    lu_solve(N, cnt, piv, rhs)
+            N[a, b - a + kl] = dot(row3(C, a), row3(C, b))
+    band_lu_factor(N, cnt, kl, piv)
+    band_lu_solve(N, cnt, kl, piv, rhs)

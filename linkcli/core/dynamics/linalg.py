@@ -171,66 +171,6 @@ def rotation_z(R, angle):
     R[2, 0], R[2, 1], R[2, 2] = 0.0, 0.0, 1.0
 
 
-@maybe_njit
-def lu_factor(A, n, piv):
-    """In-place LU with partial pivoting of ``A[:n, :n]``; returns the smallest
-    ``|pivot| / max|A|`` (0.0 when exactly singular, 1.0 for an empty matrix) as a conditioning
-    indicator."""
-    if n == 0:
-        return 1.0
-    amax = 0.0
-    for i in range(n):
-        for j in range(n):
-            v = abs(A[i, j])
-            if v > amax:
-                amax = v
-    if amax == 0.0:
-        return 0.0
-    worst = 1.0
-    for k in range(n):
-        p = k
-        best = abs(A[k, k])
-        for i in range(k + 1, n):
-            v = abs(A[i, k])
-            if v > best:
-                best, p = v, i
-        piv[k] = p
-        if best == 0.0:
-            return 0.0
-        if best / amax < worst:
-            worst = best / amax
-        if p != k:
-            for j in range(n):
-                A[k, j], A[p, j] = A[p, j], A[k, j]
-        inv = 1.0 / A[k, k]
-        for i in range(k + 1, n):
-            f = A[i, k] * inv
-            A[i, k] = f
-            if f != 0.0:
-                for j in range(k + 1, n):
-                    A[i, j] -= f * A[k, j]
-    return worst
-
-
-@maybe_njit
-def lu_solve(A, n, piv, b):
-    """Solve in place ``A x = b`` (``b[:n]`` overwritten) with the factors of :func:`lu_factor`."""
-    for k in range(n):
-        p = piv[k]
-        if p != k:
-            b[k], b[p] = b[p], b[k]
-    for i in range(n):
-        s = b[i]
-        for j in range(i):
-            s -= A[i, j] * b[j]
-        b[i] = s
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for j in range(i + 1, n):
-            s -= A[i, j] * b[j]
-        b[i] = s / A[i, i]
-
-
 # --- banded LU (the step's saddle-point matrices in a bandwidth-reducing order) ----------------------
 # Storage (row-wise, as LAPACK gbtrf by rows): entry (i, j) of an N x N matrix with lower and upper
 # bandwidth ``kl`` is ``B[i, j - i + kl]``, ``|j - i| <= kl``; the columns up to ``3 kl + 1`` leave

@@ -56,13 +56,13 @@ def sample_outputs(m, cg, pos, rot, vel, omg, q, drv, lam) -> SampleOutputs:
 def _fill(m, cg, pos, rot, vel, omg, q, drv, lam, T, V, qd, axial, tors, force, moment, kin, pot, res):
     nj = m.joint_index.shape[0]
     JW = np.zeros((nj, N_GEOMETRY, 3))
-    S, rhs = np.zeros((3, 3, 3)), np.zeros(3)
+    S, N, rhs = np.zeros((2, 3, 3)), np.zeros((3, 7)), np.zeros(3)
     idx, piv = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
     fa, ma = np.zeros((nj, 3)), np.zeros((nj, 3))
     for s in range(pos.shape[0]):
         joint_geometry(m, pos[s], rot[s], JW)
         _links(cg, pos[s], rot[s], vel[s], omg[s], T[s], V[s])
-        joint_rates(m, rot[s], vel[s], omg[s], JW, q[s], qd[s], S, rhs, idx, piv)
+        joint_rates(m, rot[s], vel[s], omg[s], JW, q[s], qd[s], S, N, rhs, idx, piv)
         element_outputs(m, pos[s], rot[s], vel[s], omg[s], q[s], qd[s], axial[s], tors[s])
         res[s] = joint_wrenches(m, rot[s], JW, drv[s], lam[s], force[s], moment[s], fa, ma)
         kin[s] = kinetic_energy(m, rot[s], vel[s], omg[s])

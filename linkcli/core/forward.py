@@ -406,7 +406,7 @@ def frame_positions(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.nda
 
 # --- planar mechanisms: the tree in SE(2) ---------------------------------------------------------
 # A planar pose is (x, y, c, s): origin and cos / sin of the angle about z. The compiled sweep
-# kernel (planar_kernel.py, model built in sweep.py) runs the tree pass on these; the test that
+# kernel (sweep_kernel.py, model built in sweep.py) runs the tree pass on these; the test that
 # a mechanism is planar in this sense and its tree steps are written once, here. (An elementwise
 # numpy SE(2) version of link_poses was measured: 0.27 ms for the pass against 0.47 ms for the
 # 4x4 pass at 3600 four-bar points, but building the 4x4 outputs ate the gain, so link_poses

@@ -20,9 +20,10 @@ none. Mechanisms without loops (serial arms) need no solve: q is the inputs.
 
 Compiled or interpreted
 -----------------------
-The kernel is plain Python over scalars; with numba it is compiled (~0.35 us per point for
-the four-bar against ~10 us for the numpy continuation this module used to hold, and ~XXX us
-interpreted; benchmarks/README.md, issue 11). Both run the same code and give the same
+The kernel is plain Python over scalars; with numba it is compiled (four-bar: ~0.7 us per
+point, ~100-170 us interpreted, ~10 us for the numpy continuation this module used to hold;
+spatial RSSR: ~9 us compiled, ~3.7 ms interpreted, ~54-190 us numpy; benchmarks/README.md,
+issue 11). Both run the same code and give the same
 results to rounding (tests/test_kinematics_fast.py). :func:`_use_compiled` decides per sweep,
 by jit.py's rules (kernel set ``"sweep"``):
 
@@ -58,13 +59,15 @@ from .mechanism import CompiledMechanism
 
 #: the kernel set of jit.py's record (interpreted rent, compile cost)
 KERNEL_SET = "sweep"
-#: interpreted kernel CPU per point per constraint row per variable (s; :func:`_work_units`),
-#: measured 721-point sweeps of mechanisms/: 1.2e-5 (four-bar) to 6e-5 (rssr_spatial); replaced
-#: by this machine's own figure after its first interpreted run
-DEFAULT_SECONDS_PER_UNIT = 3.0e-5
-#: CPU seconds of compiling the sweep kernel with an empty cache (measured; replaced by this
-#: machine's own figure after its first compile)
-DEFAULT_COMPILE_S = 20.0
+#: interpreted kernel CPU per work unit (s; :func:`_work_units`), measured on 721-point sweeps
+#: of mechanisms/ (1 Dec 2026, load ~3): 12 (fourbar), 15 (stephenson_sixbar), 21 (watt_sixbar),
+#: 22 (planar_fourbar_as_spatial), 26 (rssr_spatial) us per unit; replaced by this machine's
+#: own figure after its first interpreted run
+DEFAULT_SECONDS_PER_UNIT = 2.0e-5
+#: CPU seconds of compiling the sweep kernel with an empty cache (measured 1 Dec 2026: 73 s wall
+#: at load 5.5 on 2 cores, ~27 s of CPU; replaced by this machine's own figure after its first
+#: compile)
+DEFAULT_COMPILE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     q_start = np.asarray(q_start, dtype=float)
     if method not in ("auto", "many"):
         raise ValueError(f"solve_sweep: method must be 'auto' or 'many', not {method!r}")
-    if _kernel_model(mech) is None:
+    if _kernel_model(mech) is None or len(Q_act) == 0:
         return _without_loops(mech, Q_act, q_start)
     compiled = _use_compiled(mech, len(Q_act), many=method == "many")
     if compiled:
@@ -132,11 +135,13 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
 
 def _without_loops(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray) -> SweepResult:
     """A mechanism without loops (a serial arm): q is the estimate with the inputs set, every
-    point trivially converged (no constraint, condition 1 as loop_closure.condition_number)."""
+    point trivially converged (no constraint, condition 1 as loop_closure.condition_number);
+    also an empty path (no points)."""
     n = len(Q_act)
     q = np.broadcast_to(q_start, (n, mech.n_q)).copy()
     q[:, mech.q_actuated] = Q_act
-    return SweepResult(q, np.zeros(n, dtype=int), np.zeros((n, 0)), np.ones(n), np.zeros(n, dtype=int), ())
+    return SweepResult(q, np.zeros(n, dtype=int), np.zeros((n, mech.n_loops)), np.ones(n), np.zeros(n, dtype=int),
+                       ())
 
 
 # --- compiled or interpreted ---------------------------------------------------------------------
@@ -185,9 +190,12 @@ def _kernel_cached() -> bool:
 
 
 def _work_units(mech: CompiledMechanism, n: int) -> float:
-    """Size of a sweep for the cost projection: points x constraint rows x variables (the
-    Jacobian's size, which the evaluations and solves grow with)."""
-    return float(n) * max(mech.n_constraints, 1) * max(mech.n_q, 1)
+    """Size of a sweep for the cost projection: points x constraint rows x variables x
+    max(rows, passive variables) / 3 (the Jacobian's size times the linear algebra's growth;
+    one unit per Jacobian entry for one planar loop). The spread of the measured cost per unit
+    over the examples is 2x (DEFAULT_SECONDS_PER_UNIT), against 5x per Jacobian entry."""
+    n_c, n_p = mech.n_constraints, mech.n_q - mech.n_actuated
+    return float(n) * max(n_c, 1) * max(mech.n_q, 1) * max(n_c, n_p, 3) / 3.0
 
 
 def _record_entry() -> dict:

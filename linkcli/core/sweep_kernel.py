@@ -1,38 +1,61 @@
-"""Compiled sequential continuation for planar mechanisms of any topology (optional numba).
+"""The continuation of sweeps: one algorithm for every mechanism, in scalar loops.
 
-This is the fast path of :func:`linkcli.core.sweep.solve_sweep` (see there for when it is used).
-It runs the algorithm of the numpy path of sweep.py, point by point in scalar loops:
+This is the only implementation of :func:`linkcli.core.sweep.solve_sweep`'s continuation (issue
+11 removed the numpy control flow that duplicated it; tests/test_sweep_kernel.py keeps that
+path's results as a reference). Point by point:
 
-* the same coarse points (:func:`coarse_indices`, tested equal to ``sweep._coarse_indices``),
-  first-point assembly (done by sweep.py for both paths), the same acceptance tests and limits (written once in
-  :mod:`linkcli.core.continuation` and compiled here), tangent predictor (the secant through
-  the previous point where J_p is singular) + corrector with step bisection on a failure or a
-  would-be branch jump (``_continue``), restart from the last good
-  configuration after failures (a ``reassembled`` event), and per-point Levenberg-Marquardt
-  corrector (``solve_configuration``: same acceptance test, damping schedule, statuses);
-* between coarse points every point follows its left neighbour. The numpy path guesses them
-  by Hermite interpolation, solves them as a batch and continues the ones that fail its branch
-  check from the left neighbour; here each point first tries :func:`_fast_step` (second-order
-  predictor, one chord step, accepted only when it provably meets the tolerance and passes the
-  branch check) and otherwise runs ``_continue``: the same branch and configurations within
-  the solver tolerance in regular cases (tests/test_kinematics_fast.py);
-* per point it also returns the final residual per loop, the condition number and the sign of
-  the determinant of the passive partition (events are built from these in sweep.py).
+* coarse points (:func:`coarse_indices`): input steps of at most ``max_step``; the first point
+  is assembled at the estimate's own inputs (sweep.py's ``assemble`` with seeded restarts) and
+  followed to the first input; tangent predictor (the secant through the previous point where
+  J_p is singular) + corrector with step bisection on a failure, a would-be branch jump or a
+  det J_p sign change (``_continue``), restart from the last good configuration after
+  failures (a ``reassembled`` event). Acceptance tests and limits are written once in
+  :mod:`linkcli.core.continuation` and compiled here;
+* the corrector (``_solve``) is loop_closure.solve_configuration's Levenberg-Marquardt /
+  Newton for one point: same acceptance test, damping schedule and statuses; its step is the
+  (damped) least-squares / minimum-norm solution of J_p dx = -r, so square, tall (more
+  constraint rows than passive variables: planar loops written as spatial files,
+  overconstrained loops) and wide J_p (idle freedoms, e.g. an S-S coupler's spin) are solved
+  alike (inverse / LU when square and well conditioned, Jacobi SVD otherwise);
+* between coarse points every point follows its left neighbour: first :func:`_fast_step`
+  (second-order predictor, one chord step with the cached J_p factors, accepted only when it
+  provably meets the tolerance and passes the branch check; square J_p), else a cubic Hermite
+  guess checked against the branch (distance, det J_p sign against the segment's ends), else
+  ``_continue`` from the left neighbour;
+* det J_p sign checks: a square J_p by its LU sign; a tall one by the sign of
+  det(Jp_ref^T J_p) seen from the step's (or segment's) start (:func:`_seen_sign`); a wide one
+  gets none. Per point the kernel returns the final residual per loop, the condition number
+  and (square J_p) the det sign; :func:`det_flips` gives a tall J_p's sign changes between
+  neighbours (sweep.py builds the events from these).
 
-Kinematics are planar and exact for the compiled mechanism: every joint frame is ``(x, y, c, s)``
-(origin and cos/sin of the angle about z), every revolute axis is +-z and every prismatic axis
-lies in the x-y plane (sweep.py checks this before using the kernel). Residual rows per loop are
-``(x, y, angle)`` as in loop_closure.py, the Jacobian is analytic (point velocities of the two
-loop frames per unit joint rate).
+Model evaluation (``_eval``): planar models run in SE(2) (every joint frame ``(x, y, c, s)``,
+revolute axes +-z, prismatic axes in the plane; residual rows ``(x, y, angle)``), every other
+model in general poses (rotation matrix and origin, 12 floats): each joint variable is an
+elementary motion about / along a fixed unit axis of its joint frame (Rodrigues), a
+multi-variable joint their product; the residual per loop is loop_closure's (planar
+``(x, y, angle)``, spatial ``(p_B - p_A, log(R_A^T R_B))`` with the exact SO(3) log and its
+branch near pi), the Jacobian analytic from the world axes (point-velocity differences of the
+two loop frames, rotation rows ``Jr^-1(phi) R_B^T (w_B - w_A)``). tests/test_sweep_kernel.py
+checks both against loop_closure.constraints (1e-12) and finite differences on every example.
 
-Written once as plain Python over scalars and small preallocated arrays; :func:`_compiled`
-(jit.py's ``maybe_njit`` policy) compiles it with numba when available, otherwise it runs as
-it is (slowly: solve_sweep then uses the numpy path; tests run it both ways). numba is
-imported when this module is imported, so import it lazily (sweep.py does).
+Compiled or interpreted: written once as plain Python over scalars and small preallocated
+arrays; :func:`_compiled` compiles each function with numba when this module is imported in a
+process that compiles kernels (jit.py), else leaves it as it is. sweep.py also loads a second,
+never-compiled copy of this file (``sweep_kernel_interpreted``) so that a process can run the
+kernel interpreted (cold numba cache, a short sweep) and switch to the compiled one later.
+numba is imported when the compiled module is imported, so import it lazily (sweep.py does).
+
+Measured (CPU, load ~5.5; benchmarks/README.md, issue 11): four-bar 3600 points 2.6-3.3 ms
+compiled (0.7-0.9 us per point; the numpy continuation's first point alone took ~1 ms), ~104 us
+per point interpreted; spatial RSSR (wide J_p, 6 x 7) 12 ms compiled at 721 points and 34 ms at
+3600 (9 us per point), 3.7 ms per point interpreted, against the numpy continuation's 136 and
+194 ms (11x and 5.8x the compiled kernel); a 10^6-point RSSR sweep peaks at 296 MB RSS (the
+numpy continuation: 5.1 GB).
 
 Data layout
 -----------
-The model tuple ``M`` (built by ``sweep._planar_model``, C-contiguous int64 / float64 arrays)
+The model tuple ``M`` (built by ``sweep._kernel_model``, C-contiguous int64 / float64 arrays),
+planar form (general form: widths 24 / 24 / 3, see below)
   stepi (n_steps, 5) int: tree link ``v``, its tree parent ``u``, first variable ``s``,
       variable count ``n``, forward (1) or inverted (0) joint; parents before children
   stepf (n_steps, 8): (x, y, c, s) of the frame before the joint motion (T_parent_joint, or
@@ -43,7 +66,8 @@ The model tuple ``M`` (built by ``sweep._planar_model``, C-contiguous int64 / fl
       rotation, the in-plane unit axis for a translation (joint-frame coordinates)
   cA, cB (n_loops, n_q): sign with which each variable moves loop frame A / B
   passive (n_p,), act (n_a,) int; scale (n_c,) error weights (1/L for positions, 1 for angles)
-is packed by :func:`pack` into one int64 and one float64 array ``mi``, ``mf``; all scratch
+General form: stepf and loopf hold 4x4 frames as (R row-major, p), 12 floats each (24 per row),
+vax (n_q, 3) the unit axes in joint-frame coordinates. The model is packed by :func:`pack` into one int64 and one float64 array ``mi``, ``mf``; all scratch
 space is one float64 and one int64 array ``wf``, ``wi`` (:func:`workspace`; kernels never
 allocate). Offsets live in ``mi``'s header (``H_*``, ``O_*``, ``W_*``, ``I_*``), matrices are
 row-major blocks, and (q, r, J) triples live in numbered *slots* (``SL_*``).
@@ -82,7 +106,7 @@ def _compiled(f):
     return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
 
 
-# the continuation's acceptance tests and limits, shared with the numpy path (continuation.py)
+# the continuation's acceptance tests and limits (written once in continuation.py)
 _corrector_left_branch = _compiled(rules.corrector_left_branch)
 _fine_point_left_branch = _compiled(rules.fine_point_left_branch)
 _det_sign_flipped = _compiled(rules.det_sign_flipped)
@@ -855,7 +879,7 @@ def _passive_condition(mi, wf, sl):
 
 @_compiled
 def _predict(mi, wf, wi, a0, a1, sl, cached, has_prev):
-    """Predictor into wf[W_QP] with q0, J(q0) in slot sl (``sweep._predict``): the tangent
+    """Predictor into wf[W_QP] with q0, J(q0) in slot sl (as loop_closure.tangent_map): the tangent
     q0 + N(q0) (a1 - a0), or, where J_p(q0) is (nearly) singular and ``has_prev`` (an earlier
     point on the branch in W_PRA / W_PRQ), the secant through that point, which carries the
     branch straight through a branch point. ``cached``: the inverse (3 x 3) or LU factors of
@@ -931,12 +955,11 @@ def _det_flipped(mi, wf, wi, s0, sl):
 @_compiled
 def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_prev, has_prev):
     """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: predictor,
-    corrector, branch check, step bisection (``sweep._continue`` without recursion). Result in
-    slot sl (may equal s0); the status is always that of the point a1, as in
-    ``sweep._continue``: when the bisections fail before a1, the latest corrector attempt at a1
+    corrector, branch check, step bisection (without recursion). Result in
+    slot sl (may equal s0); the status is always that of the point a1: when the bisections fail before a1, the latest corrector attempt at a1
     (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged, else its own failure status.
     ``cached``: see :func:`_predict`; (a_prev, q_prev), when ``has_prev``: an earlier point on
-    the branch for the secant predictor (``prev`` of ``sweep._continue``). Bisection keeps the
+    the branch for the secant predictor . Bisection keeps the
     recursion's earlier points: a step's first half uses its own earlier point, its second half
     starts from the midpoint with the step's start as the earlier point (stored per level)."""
     n_q, n_a, max_depth = mi[H_NQ], mi[H_NA], mi[H_MAXD]
@@ -1096,7 +1119,7 @@ def _cached_solve(mi, wf, wi, b, x):
         _lu_solve(wf, wi, mi[W_LU0], mi[I_PIV0], n_p, x)
 
 
-# --- Hermite guesses between coarse points (as the numpy path makes them) -------------------------
+# --- Hermite guesses between coarse points ------------------------------------------------------------------
 @_compiled
 def _tangent(mi, wf, wi, sl, dq, out):
     """wf[out:] <- N(q) dq for the state in slot sl: the actuated rows dq, the passive ones
@@ -1136,7 +1159,7 @@ def _hermite_setup(mi, mf, wf, wi, Qa, Qb, qa, qb, sl):
 
 @_compiled
 def _hermite_guess(mi, wf, t):
-    """Cubic Hermite guess at fraction t of the segment into W_HERM + 4 n_q (sweep._hermite);
+    """Cubic Hermite guess at fraction t of the segment into W_HERM + 4 n_q (continuation.hermite_weights);
     returns the span max|q_b - q_a| for the branch check."""
     n_q = mi[H_NQ]
     h = mi[W_HERM]
@@ -1238,7 +1261,7 @@ def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
 
 @_compiled
 def _finish(mi, mf, wf, wi, Q, i, st, sl, q_out, resid, worst, cond, det):
-    """Store slot sl as point i and its diagnostics as the numpy path's final pass computes
+    """Store slot sl as point i and its diagnostics as loop_closure computes
     them: a failed point is evaluated at its q with the actuated variables set to Q[i] (it may
     hold an intermediate input)."""
     qo = _qo(mi, sl)
@@ -1257,9 +1280,11 @@ def _finish(mi, mf, wf, wi, Q, i, st, sl, q_out, resid, worst, cond, det):
 # --- the sweep -----------------------------------------------------------------------------------
 @_compiled
 def coarse_indices(Q, limit, idx):
-    """Same as ``sweep._coarse_indices`` (tested equal): fills idx (n + 1,) and returns the count.
-    Kept as a compiled loop: the numpy scan called from the compiled path costs ~1.9 ms at
-    3600 points, about as much as the whole compiled sweep (measured under load ~8)."""
+    """Indices 0 = c_0 < c_1 < ... = n - 1 of the coarse points: inputs change by at most
+    ``limit`` (per actuated variable) between consecutive coarse points (or consecutive points
+    themselves exceed it); fills idx (n + 1,) and returns the count. (A compiled loop: a numpy
+    scan called from the compiled path cost ~1.9 ms at 3600 points, about as much as the whole
+    compiled sweep, measured under load ~8.)"""
     n, n_a = Q.shape
     idx[0] = 0
     cnt = 1
@@ -1354,7 +1379,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                         skip = 16  # steps too large for it here: do not waste evaluations
                 if fast:
                     st = CONVERGED
-                else:  # the numpy path's way: Hermite guess, corrector, branch check against the
+                else:  # Hermite guess, corrector, branch check against the
                     # guess; continuation from the left neighbour when that fails
                     span = _hermite_guess(mi, wf, (i - a) / (b - a))
                     guess = mi[W_HERM] + 4 * n_q
@@ -1378,7 +1403,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                 left = _det_sign_left_branch(_seen_sign(mi, wf, wi, mi[W_JREF], nxt), 1.0, seen_b)
             if left:
                 # det J_p differs from both ends of the segment: the other assembly branch
-                # (``sweep._fill_between``); continue from the left neighbour instead
+                # continue from the left neighbour instead
                 if status[i - 1] == CONVERGED:
                     st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no, Q[i - 1], q_out[i - 1],
                                    no)
@@ -1392,7 +1417,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
 @_compiled
 def det_flips(mi, mf, wf, wi, q, flipped):
     """flipped[i] (n - 1,): det J_p changes sign from point i to point i + 1 of the sweep q
-    (n, n_q), a tall J_p seen from point i (``sweep._det_flips_along``); the events' singular
+    (n, n_q), a tall J_p seen from point i; the events' singular
     crossings for tall J_p (the sweep's per-point ``det`` is the sign only for a square one)."""
     n = q.shape[0]
     sa, sb = _rt(mi, SL_1), _rt(mi, SL_2)

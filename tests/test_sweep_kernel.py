@@ -24,7 +24,7 @@ import pytest
 
 from linkcli.compile import compile_mechanism
 from linkcli.core import loop_closure, sweep
-from linkcli.core.loop_closure import mechanism_size
+from linkcli.core.loop_closure import Status, mechanism_size
 from linkcli.io.loader import load_mechanism
 
 REPO = Path(__file__).resolve().parent.parent
@@ -162,3 +162,32 @@ def test_least_squares_step_equals_loop_closure(shape, damping):
     x = wf[mi[pk.W_DX]:mi[pk.W_DX] + n]
     ref = loop_closure._least_squares_step(A, b, damping)
     np.testing.assert_allclose(x, ref, rtol=0, atol=1e-11 * max(1.0, np.abs(ref).max()))
+
+
+def test_first_point_falls_back_to_assembly_at_the_first_input(monkeypatch):
+    """When the kernel cannot carry the estimate's branch to the first input (simulated: its
+    first run reports no_assembly there), the sweep starts again from the assembly at the first
+    input (seeded restarts): the result equals a sweep started from that assembly."""
+    from types import SimpleNamespace
+
+    from linkcli.core.assembly import assemble
+
+    mech = load(REPO / "tests" / "data" / "perf" / "double_rocker.yaml")
+    pk = sweep._interpreted_kernel()
+    Q = np.radians(np.linspace(300.0, 330.0, 31))[:, None]
+    runs = []
+
+    def failing_first(*args):
+        runs.append(np.array(args[5]))
+        pk.sweep(*args)
+        if len(runs) == 1:
+            args[10][0] = Status.NO_ASSEMBLY  # status of point 0
+    fake = SimpleNamespace(**{k: getattr(pk, k) for k in dir(pk) if not k.startswith("__")})
+    fake.sweep = failing_first
+    r = sweep._solve_sweep_kernel(mech, Q, mech.q_init, 1e-10, np.radians(10.0), fake)
+    assert len(runs) == 2
+    first = assemble(mech, Q[0], mech.q_init, tol=1e-10)
+    np.testing.assert_array_equal(runs[1], first.q)
+    ref = sweep._solve_sweep_interpreted(mech, Q, first.q, 1e-10, np.radians(10.0))
+    np.testing.assert_array_equal(r.status, ref.status)
+    np.testing.assert_allclose(r.q, ref.q, rtol=0, atol=1e-12)

@@ -338,7 +338,9 @@ def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray
     """The estimate the kernel starts from: the assembly at the estimate's own actuated values
     (the assembly mode the user chose; seeded restarts when Newton from a poor estimate stalls),
     which the kernel then follows to the first input; else the assembly at the first input
-    ``a0``; else the estimate itself (the kernel reports the failure)."""
+    ``a0``; else the estimate itself (the kernel reports the failure). When the kernel cannot
+    follow the estimate's branch to the first input, :func:`_solve_sweep_kernel` starts again
+    from the assembly at the first input (as the numpy continuation's first point did)."""
     start = assemble(mech, q_start[mech.q_actuated], q_start, tol=tol)
     if start.status == Status.CONVERGED:
         return np.asarray(start.q, dtype=np.float64)
@@ -366,6 +368,14 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
     start = _first_estimate(mech, Q[coarse[0]], q_start, tol)
     pk.sweep(mi, mf, wf, wi, Q, start, coarse, float(tol), rules.MAX_ITER, q, status, resid, worst, cond, det,
              reassembled)
+    if status[0] != Status.CONVERGED and not np.array_equal(start[mech.q_actuated], Q[0]):
+        # the branch of the estimate's assembly does not reach the first input, nor does Newton
+        # from it there: assemble at the first input itself (seeded restarts) and start there
+        first = assemble(mech, Q[0], q_start, tol=tol)
+        if first.status == Status.CONVERGED:
+            reassembled[:] = False
+            pk.sweep(mi, mf, wf, wi, Q, np.asarray(first.q, dtype=np.float64), coarse, float(tol), rules.MAX_ITER, q,
+                     status, resid, worst, cond, det, reassembled)
     if not _det_checked(mech):
         flipped = None
     elif _square(mech):

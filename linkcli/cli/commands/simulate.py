@@ -40,7 +40,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     from dataclasses import replace
 
     from linkcli.analyses.inputs import parse_assignment
-    from linkcli.analyses.simulate import request_from_defaults, run_simulate
+    from linkcli.analyses.simulate import request_from_defaults, simulate_stream
     from linkcli.errors import AnalysisInputError
 
     if plot is not None:  # --plot: format and matplotlib checked before the run
@@ -63,8 +63,10 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     if not quiet:
         _announce_compile(req, mech)
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
+    # rows are tabulated chunk by chunk into a scratch file next to the output (bounded memory)
+    scratch = str(Path(output).resolve().parent) if output is not None and str(output) != "-" else None
     with _progress(req.t_end, quiet) as progress, interrupted as stop:
-        outcome = run_simulate(mech, req, loaded, progress, stop=stop)
+        outcome = simulate_stream(mech, req, loaded, progress, stop=stop, scratch_dir=scratch)
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
@@ -73,7 +75,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         if plot is not None:  # --plot
             from linkcli.plot.figures import simulation_figure
 
-            simulation_figure(outcome.table, plot)
+            simulation_figure(outcome.table.materialize(), plot)  # the whole series, read back from the scratch file
             if not quiet:
                 echo_err(f"wrote {plot}")
     if not quiet:

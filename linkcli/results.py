@@ -19,6 +19,10 @@ Typical use in a command (``mech`` is a CompiledMechanism, ``loaded`` its Loaded
     table.add_codes("", "status", status_codes, STATUS_NAMES)      # int codes -> labels
     table.metadata["events"].append({...})
 
+Tables too long to hold: :class:`TableStream` (blocks of rows computed as a writer asks for
+them) and :class:`TableSpool` (blocks appended as a run computes them, kept in an anonymous
+scratch file, read back as a TableStream).
+
 This module does no numerics beyond unit scaling and imports nothing from ``linkcli.core``.
 """
 
@@ -363,9 +367,10 @@ class TableSpool:
         import os
         import tempfile
 
-        if directory is not None and not os.path.isdir(directory):
-            directory = None
-        self._file = tempfile.TemporaryFile(dir=directory)
+        try:
+            self._file = tempfile.TemporaryFile(dir=directory if directory and os.path.isdir(directory) else None)
+        except OSError:  # a directory not writable: the system's temporary directory instead
+            self._file = tempfile.TemporaryFile()
         self._segments: list[tuple[int, list[tuple[int, np.dtype]]]] = []  # (rows, (offset, dtype) per column)
         self._columns: list[tuple[str, str, str]] | None = None
         self.n = 0

@@ -209,3 +209,15 @@ def test_table_spool_gives_back_the_blocks_appended(tmp_path):
     with pytest.raises(ValueError, match="differ"):
         spool.append(other)
     spool.close()
+
+
+def test_a_full_scratch_disk_is_a_clear_error(monkeypatch):
+    from linkcli.io.writers import OutputError
+
+    def no_space(self, block):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(TableSpool, "append", no_space)
+    loaded, mech = load_and_compile(MOTOR_FOURBAR)
+    with pytest.raises(OutputError, match="No space left on device.*free disk space"):
+        simulate_stream(mech, SimulateRequest(t_end=0.01, dt=1e-3), loaded)

@@ -1,4 +1,5 @@
-"""Dynamics simulation -> ResultTable (one row per saved step) and a summary.
+"""Dynamics simulation -> ResultTable (one row per saved step) and a summary; long runs as a
+TableStream with bounded memory (:func:`simulate_stream`).
 
 Initial conditions: motion-driven variables start at their driver's value and rate at t = 0;
 other actuated variables at ``set`` (file units; default: the assembly estimate) and
@@ -127,13 +128,13 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     if note:
         messages.append(note)
     tab = _Tabulator(mech)
-    spool = None if block_rows is None else TableSpool(scratch_dir)
+    spool = None if block_rows is None else _scratch(TableSpool, scratch_dir)
     wall, cpu = time.perf_counter(), time.process_time()
     from ..core.dynamics import simulate, simulate_chunks
 
     def tabulate(chunk) -> None:  # a chunk of rows -> a block in the spool (its CPU time kept apart)
         cpu0 = time.process_time()
-        spool.append(tab.block(chunk))
+        _scratch(spool.append, tab.block(chunk))
         tab.cpu += time.process_time() - cpu0
 
     try:
@@ -170,6 +171,19 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     if not res.ok:
         events.append(Event("stopped", res.message, None, {"status": res.status}))
     return AnalysisOutcome.of(table, 1, 0 if res.ok else 1, events, summary, res, what="simulations")
+
+
+def _scratch(action, *args):
+    """``action(*args)`` on the scratch file of a streamed run; an OS error (disk full ...)
+    becomes an OutputError saying what to do."""
+    try:
+        return action(*args)
+    except OSError as exc:
+        from ..io.writers import OutputError
+
+        raise OutputError(f"cannot keep the simulation's rows in a scratch file: {exc.strerror or exc}; free disk "
+                          "space (the scratch file is in the output's directory, else the temporary directory: "
+                          "TMPDIR) or save fewer rows (--every)") from None
 
 
 def _work_units(mech: CompiledMechanism, n_steps: int, n_samples: int) -> float:
@@ -335,16 +349,3 @@ class _Tabulator:
                 # N m for a rotation driver, N for a sliding one
                 "peak_driver_load_unit": {name: "N m" if mech.q_is_rotation[mech.driver_q[k]] else "N"
                                           for k, name in enumerate(mech.driver_names)}}
-
-
-def simulation_table(mech: CompiledMechanism, res, loaded, req: SimulateRequest) -> ResultTable:
-    """The table of a whole SimulationResult ``res`` (columns: see :meth:`_Tabulator.block`)
-    with the mechanism's metadata."""
-    table = _Tabulator(mech).block(res)
-    table.metadata = ResultTable.for_mechanism(mech, loaded, analysis="simulate",
-                                               solver={"dt": res.dt, "every": req.every, "tol": req.tol,
-                                                       "integrator": "variational (RATTLE-type, maximal "
-                                                                     "coordinates)"}).metadata
-    return table
-
-

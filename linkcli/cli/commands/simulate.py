@@ -64,7 +64,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         _announce_compile(req, mech)
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
     # rows are tabulated chunk by chunk into a scratch file next to the output (bounded memory)
-    scratch = str(Path(output).resolve().parent) if output is not None and str(output) != "-" else None
+    scratch = _scratch_dir(output)
     with _progress(req.t_end, quiet) as progress, interrupted as stop:
         outcome = simulate_stream(mech, req, loaded, progress, stop=stop, scratch_dir=scratch)
     if not quiet:
@@ -82,6 +82,18 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         _print_summary(outcome.summary)
     interrupted.exit_if_interrupted()  # after the rows computed so far are written (exit 130/143)
     finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="simulations", first_failure=outcome.failure)
+
+
+def _scratch_dir(output: Path | None) -> str | None:
+    """The output's directory for the scratch file of the streamed rows (the disk the output
+    goes to anyway); None (the system's temporary directory) for stdout, a device or a pipe."""
+    from linkcli.io.writers import is_special_file
+
+    from ..common import is_stdout
+
+    if output is None or is_stdout(output) or is_special_file(str(output)):
+        return None
+    return str(Path(output).resolve().parent)
 
 
 def _announce_compile(req, mech) -> None:

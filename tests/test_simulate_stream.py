@@ -8,6 +8,7 @@ early on a failing step, refine steps into substeps, or are interrupted."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from linkcli.io.writers import write_table
 from linkcli.results import ResultTable, TableSpool
 
 REPO = Path(__file__).resolve().parent.parent
+#: Parquet where pyarrow is installed (the `parquet` extra; CI may not have it)
+FORMATS = ("csv", "json", "npz") + (("parquet",) if importlib.util.find_spec("pyarrow") else ())
 MOTOR_FOURBAR = REPO / "mechanisms" / "motor_fourbar.yaml"
 PUMA = REPO / "mechanisms" / "puma560.yaml"
 
@@ -39,7 +42,7 @@ def toggle_fourbar():
 
 def write_all(table, folder: Path, name: str) -> dict[str, Path]:
     out = {}
-    for fmt in ("csv", "json", "npz"):
+    for fmt in FORMATS:
         out[fmt] = folder / f"{name}.{fmt}"
         write_table(table, out[fmt])
     return out
@@ -52,6 +55,10 @@ def assert_same_files(a: dict[str, Path], b: dict[str, Path]) -> None:
         assert za.files == zb.files
         for key in za.files:
             assert za[key].dtype == zb[key].dtype and za[key].tobytes() == zb[key].tobytes(), key
+    if "parquet" in FORMATS:
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(a["parquet"]).equals(pq.read_table(b["parquet"]), check_metadata=True)
 
 
 def streamed_equals_whole(mech, req, loaded, tmp_path: Path, block_rows=(1, 7, 16_384)):

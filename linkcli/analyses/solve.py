@@ -27,6 +27,7 @@ from ..core.limits import (
     NO_CONFIGURATION,
     OK,
     OUTSIDE_LIMITS,
+    ROW_STATUS,
     Limit,
     limit_violations,
     locate_limits,
@@ -140,10 +141,15 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     if mech.planar and not identity:
         angle = np.empty(n)
     bounds = _block_bounds(n, block_rows)
+    # each row's status (an index into _STATUS_LABELS, solve order, 1 byte per row): the blocks
+    # of the table reuse it instead of computing the statuses a second time
+    status_code = np.empty(n, dtype=np.uint8)
     for s, e in bounds:
         b = slice(s, e)
         status_text = _status_block(mech, req, path[b], res.q[b], res.status[b], ok[b], outside_rows)
-        for k, v in zip(*np.unique(status_text, return_counts=True), strict=True):
+        labels, inverse, label_counts = np.unique(status_text, return_inverse=True, return_counts=True)
+        status_code[b] = np.array([_STATUS_CODE[str(k)] for k in labels], dtype=np.uint8)[inverse]
+        for k, v in zip(labels, label_counts, strict=True):
             counts[str(k)] = counts.get(str(k), 0) + int(v)
         if angle is not None:
             T_eff, _, _ = _poses(mech, np.where(ok[b, None], res.q[b], np.nan))
@@ -168,7 +174,8 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
             ang = None
             if mech.planar:
                 ang = angle[idx] if angle is not None else unwrap_rows
-            yield _block_table(mech, req, units, path[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act, ang)
+            yield _block_table(mech, req, units, path[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act, ang,
+                               _STATUS_LABELS[status_code[idx]])
 
     table = TableStream(n, blocks, metadata=metadata, units=units)
     return AnalysisOutcome.of(table, n, n_failed, events, failure=failure, what="points")
@@ -199,10 +206,17 @@ def _status_block(mech, req, path, q, status, ok, outside_rows=None) -> np.ndarr
     return status_text
 
 
-def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle) -> ResultTable:
+#: the status column's values (limits.row_status's string dtype) and their index
+_STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))}")
+_STATUS_CODE = {str(k): i for i, k in enumerate(_STATUS_LABELS)}
+
+
+def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle,
+                 status_text) -> ResultTable:
     """The table's rows of solve indices ``idx`` (a slice or an index array, in output order);
     ``angle``: the effector's unwrapped angle of these rows, or an :class:`_Unwrap` that
-    unwraps it along consecutive blocks (rows in solve order)."""
+    unwraps it along consecutive blocks (rows in solve order); ``status_text``: the rows'
+    statuses (:func:`_status_block` of these rows)."""
     n = len(path)
     table = ResultTable(n, units=units)
     q_solved = res.q[idx]
@@ -226,7 +240,7 @@ def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qd
         mu = transmission_angle_planar(mech, loop, P) if P is not None else transmission_angle(mech, loop, q_solved)
         table.add_angle(entity, "transmission", np.where(ok, mu, np.nan))
     del P
-    table.add("", "status", "", _status_block(mech, req, path, q_solved, res.status[idx], ok))
+    table.add("", "status", "", status_text)
     for li, j in enumerate(mech.loop_joint):
         table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[idx, li])
     table.add("", "condition", "", res.condition[idx])

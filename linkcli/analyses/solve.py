@@ -147,10 +147,16 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     for s, e in bounds:
         b = slice(s, e)
         status_text = _status_block(mech, req, path[b], res.q[b], res.status[b], ok[b], outside_rows)
-        labels, inverse, label_counts = np.unique(status_text, return_inverse=True, return_counts=True)
-        status_code[b] = np.array([_STATUS_CODE[str(k)] for k in labels], dtype=np.uint8)[inverse]
-        for k, v in zip(labels, label_counts, strict=True):
-            counts[str(k)] = counts.get(str(k), 0) + int(v)
+        codes, seen = status_code[b], 0
+        for i, label in enumerate(_STATUS_LABELS.tolist()):  # one comparison per status (no sort)
+            rows = status_text == label
+            count = int(np.count_nonzero(rows))
+            if count:
+                codes[rows] = i
+                counts[label] = counts.get(label, 0) + count
+                seen += count
+        if seen != e - s:
+            raise RuntimeError(f"solve: a row status outside {list(ROW_STATUS)}")  # a new status not added there
         if angle is not None:
             T_eff, _, _ = _poses(mech, np.where(ok[b, None], res.q[b], np.nan))
             angle[b] = unwrap(_planar_angle(T_eff))
@@ -206,9 +212,8 @@ def _status_block(mech, req, path, q, status, ok, outside_rows=None) -> np.ndarr
     return status_text
 
 
-#: the status column's values (limits.row_status's string dtype) and their index
+#: the status column's values (limits.row_status's string dtype), indexed by solve_stream's codes
 _STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))}")
-_STATUS_CODE = {str(k): i for i, k in enumerate(_STATUS_LABELS)}
 
 
 def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle,

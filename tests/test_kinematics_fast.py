@@ -509,6 +509,14 @@ def test_interpreted_rent_leads_to_the_compiled_kernel(monkeypatch, tmp_path):
     sweep._record_interpreted(mech, 50, 2 * jit.COMPILED_LOAD_S)
     assert sweep._use_compiled(mech, 50) == HAVE_NUMBA
     assert jit.read_record()[sweep.KERNEL_SET]["rent_paid_s"] > 0 or not HAVE_NUMBA
+    # cold cache, record unwritable (lost): the process's own rent still leads to compiling
+    monkeypatch.setattr(sweep, "_kernel_cached", lambda: False)
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "missing" / "dir" / "record.json"))
+    monkeypatch.setattr(jit, "_write_record", lambda data: None)
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
+    assert not sweep._use_compiled(mech, 50)
+    sweep._record_interpreted(mech, 50, 2 * sweep.DEFAULT_COMPILE_S)
+    assert sweep._use_compiled(mech, 50) == HAVE_NUMBA
 
 
 @needs_numba

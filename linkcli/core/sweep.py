@@ -229,7 +229,9 @@ def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
     projected = _work_units(mech, n) * e["seconds_per_unit"]
     if _kernel_cached():  # rent: what interpreted sweeps cost beyond compiled ones; buy: loading numba
         return _rent_in_process + projected * (1.0 - 1.0 / jit.COMPILED_SPEEDUP) >= jit.COMPILED_LOAD_S
-    return jit.decide(mode, numba_ok=True, cached=False, projected_s=projected, rent_paid_s=e["rent_paid_s"],
+    # (this process's own rent too: the record may be unwritable, e.g. a read-only home)
+    rent = max(e["rent_paid_s"], _rent_in_process)
+    return jit.decide(mode, numba_ok=True, cached=False, projected_s=projected, rent_paid_s=rent,
                       compile_s=e["compile_s"]).compile
 
 
@@ -334,14 +336,23 @@ def _packed(mech: CompiledMechanism, pk):
     return mech.derived("sweep.kernel_pack", lambda m: pk.pack(_kernel_model(m), _MAX_DEPTH))
 
 
-def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray, tol: float) -> np.ndarray:
+def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray, tol: float, pk, packed,
+                    work) -> np.ndarray:
     """The estimate the kernel starts from: the assembly at the estimate's own actuated values
-    (the assembly mode the user chose; seeded restarts when Newton from a poor estimate stalls),
-    which the kernel then follows to the first input; else the assembly at the first input
-    ``a0``; else the estimate itself (the kernel reports the failure). When the kernel cannot
-    follow the estimate's branch to the first input, :func:`_solve_sweep_kernel` starts again
-    from the assembly at the first input (as the numpy continuation's first point did)."""
-    start = assemble(mech, q_start[mech.q_actuated], q_start, tol=tol)
+    (the assembly mode the user chose: Newton from the estimate in the kernel, then seeded
+    restarts (``assembly.assemble``) when that stalls), which the kernel then follows to the
+    first input; else the assembly at the first input ``a0``; else the estimate itself (the
+    kernel reports the failure). When the kernel cannot follow the estimate's branch to the
+    first input, :func:`_solve_sweep_kernel` starts again from the assembly at the first input
+    (as the numpy continuation's first point did)."""
+    mi, mf = packed[0], packed[1]
+    wf, wi = work
+    a = np.ascontiguousarray(q_start[mech.q_actuated], dtype=np.float64)
+    q = np.empty(mech.n_q)
+    if pk.solve_point(mi, mf, wf, wi, a, np.ascontiguousarray(q_start, dtype=np.float64), float(tol), rules.MAX_ITER,
+                      q) == Status.CONVERGED:
+        return q
+    start = assemble(mech, a, q_start, tol=tol)
     if start.status == Status.CONVERGED:
         return np.asarray(start.q, dtype=np.float64)
     res = assemble(mech, a0, q_start, tol=tol)
@@ -365,7 +376,7 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
     reassembled = np.zeros(n, dtype=np.bool_)
     mi, mf, n_wf, n_wi = _packed(mech, pk)
     wf, wi = pk.workspace(n_wf, n_wi)
-    start = _first_estimate(mech, Q[coarse[0]], q_start, tol)
+    start = _first_estimate(mech, Q[coarse[0]], q_start, tol, pk, (mi, mf), (wf, wi))
     pk.sweep(mi, mf, wf, wi, Q, start, coarse, float(tol), rules.MAX_ITER, q, status, resid, worst, cond, det,
              reassembled)
     if status[0] != Status.CONVERGED and not np.array_equal(start[mech.q_actuated], Q[0]):

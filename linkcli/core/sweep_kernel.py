@@ -5,8 +5,8 @@ This is the only implementation of :func:`linkcli.core.sweep.solve_sweep`'s cont
 path's results as a reference). Point by point:
 
 * coarse points (:func:`coarse_indices`): input steps of at most ``max_step``; the first point
-  is assembled at the estimate's own inputs (sweep.py's ``assemble`` with seeded restarts) and
-  followed to the first input; tangent predictor (the secant through the previous point where
+  is assembled at the estimate's own inputs (:func:`solve_point`; seeded restarts in sweep.py
+  when it stalls) and followed to the first input; tangent predictor (the secant through the previous point where
   J_p is singular) + corrector with step bisection on a failure, a would-be branch jump or a
   det J_p sign change (``_continue``), restart from the last good configuration after
   failures (a ``reassembled`` event). Acceptance tests and limits are written once in
@@ -595,6 +595,23 @@ def evaluate(mi, mf, wf, q, r, J):
         for k in range(n_q):
             J[i, k] = wf[jo + i * n_q + k]
     return err
+
+
+@_compiled
+def solve_point(mi, mf, wf, wi, a, guess, tol, max_iter, q_out):
+    """One configuration: the corrector (``_solve``: loop_closure.solve_configuration's
+    iteration for one point) at inputs a (n_a,) from guess (n_q,); q_out (n_q,) <- its last
+    accepted iterate; returns the status. (sweep.py's first point: Newton from the estimate at
+    its own inputs, before seeded restarts in numpy when that fails.)"""
+    n_q = mi[H_NQ]
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan  # no cached cos / sin
+    sl = _rt(mi, SL_1)
+    st = _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl)
+    qo = _qo(mi, sl)
+    for k in range(n_q):
+        q_out[k] = wf[qo + k]
+    return st
 
 
 # --- small dense linear algebra on row-major blocks of wf ----------------------------------------

@@ -20,9 +20,9 @@ none. Mechanisms without loops (serial arms) need no solve: q is the inputs.
 
 Compiled or interpreted
 -----------------------
-The kernel is plain Python over scalars; with numba it is compiled (four-bar: ~0.7 us per
-point, ~100-170 us interpreted, ~10 us for the numpy continuation this module used to hold;
-spatial RSSR: ~9 us compiled, ~3.7 ms interpreted, ~54-190 us numpy; benchmarks/README.md,
+The kernel is plain Python over scalars; with numba it is compiled (four-bar: ~0.45 us per
+point, ~90-170 us interpreted, ~10-40 us for the numpy continuation this module used to hold;
+spatial RSSR: 9-12 us compiled, ~4 ms interpreted, 54-220 us numpy; benchmarks/README.md,
 issue 11). Both run the same code and give the same
 results to rounding (tests/test_kinematics_fast.py). :func:`_use_compiled` decides per sweep,
 by jit.py's rules (kernel set ``"sweep"``):

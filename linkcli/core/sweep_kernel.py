@@ -45,42 +45,12 @@ never-compiled copy of this file (``sweep_kernel_interpreted``) so that a proces
 kernel interpreted (cold numba cache, a short sweep) and switch to the compiled one later.
 numba is imported when the compiled module is imported, so import it lazily (sweep.py does).
 
-Measured (CPU, load ~5.5; benchmarks/README.md, issue 11): four-bar 3600 points 2.6-3.3 ms
-compiled (0.7-0.9 us per point; the numpy continuation's first point alone took ~1 ms), ~104 us
-per point interpreted; spatial RSSR (wide J_p, 6 x 7) 12 ms compiled at 721 points and 34 ms at
-3600 (9 us per point), 3.7 ms per point interpreted, against the numpy continuation's 136 and
-194 ms (11x and 5.8x the compiled kernel); a 10^6-point RSSR sweep peaks at 296 MB RSS (the
-numpy continuation: 5.1 GB).
-
-Data layout
------------
-The model tuple ``M`` (built by ``sweep._kernel_model``, C-contiguous int64 / float64 arrays),
-planar form (general form: widths 24 / 24 / 3, see below)
-  stepi (n_steps, 5) int: tree link ``v``, its tree parent ``u``, first variable ``s``,
-      variable count ``n``, forward (1) or inverted (0) joint; parents before children
-  stepf (n_steps, 8): (x, y, c, s) of the frame before the joint motion (T_parent_joint, or
-      T_child_joint for an inverted joint) and after it (inverse of the other one)
-  loopi (n_loops, 4) int: loop joint's parent link, child link, ``s``, ``n``
-  loopf (n_loops, 8): (x, y, c, s) of its T_parent_joint and T_child_joint
-  vrot (n_q,) int 1 rotation / 0 translation; vax (n_q, 2): (sign of the z axis, 0) for a
-      rotation, the in-plane unit axis for a translation (joint-frame coordinates)
-  cA, cB (n_loops, n_q): sign with which each variable moves loop frame A / B
-  passive (n_p,), act (n_a,) int; scale (n_c,) error weights (1/L for positions, 1 for angles)
-General form: stepf and loopf hold 4x4 frames as (R row-major, p), 12 floats each (24 per row),
-vax (n_q, 3) the unit axes in joint-frame coordinates. The model is packed by :func:`pack` into one int64 and one float64 array ``mi``, ``mf``; all scratch
-space is one float64 and one int64 array ``wf``, ``wi`` (:func:`workspace`; kernels never
-allocate). Offsets live in ``mi``'s header (``H_*``, ``O_*``, ``W_*``, ``I_*``), matrices are
-row-major blocks, and (q, r, J) triples live in numbered *slots* (``SL_*``).
-
-Why so flat (four-bar, 3600 points; benchmarks/README.md has the story): compiled functions
-receive every array argument by value (~8 machine words), and the sweep makes ~10 nested calls
-per point; with ~40 separate arrays per call, argument passing cost more than the arithmetic
-(3.0 -> 1.8 ms when packed). The kernels are also compiled without numba's reference counting
-(``_nrt=False``: its atomic updates per array argument and call took ~2/3 of the time of the
-first version, 9.6 -> 4 ms), and without literal arguments (:func:`_rt`: compile 25 -> ~12 s).
-The 3 x 3 passive partition of a single planar loop (the common case) is inverted in closed
-form (adjugate) instead of LU, and its condition number comes from two eigenvalues of J^T J
-and det J; cos/sin of variables that moved by < 1e-3 are rotated with a Taylor series.
+Measured (CPU; benchmarks/README.md, issue 11): four-bar 3600 points 1.5-1.7 ms compiled
+(~0.45 us per point, the kernel itself within 3 % of the planar-only kernel it replaced),
+~90-100 us per point interpreted; spatial RSSR (wide J_p, 6 x 7) 9-12 ms compiled at 721
+points and 34-43 ms at 3600, 3.7-4.5 ms per point interpreted, against the numpy
+continuation's 113-157 and 194-242 ms; a 10^6-point RSSR sweep peaks at 296 MB RSS (the numpy
+continuation: 5.1 GB).
 """
 
 from __future__ import annotations
@@ -972,11 +942,11 @@ def _det_flipped(mi, wf, wi, s0, sl):
 @_compiled
 def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_prev, has_prev):
     """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: predictor,
-    corrector, branch check, step bisection (without recursion). Result in
-    slot sl (may equal s0); the status is always that of the point a1: when the bisections fail before a1, the latest corrector attempt at a1
-    (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged, else its own failure status.
-    ``cached``: see :func:`_predict`; (a_prev, q_prev), when ``has_prev``: an earlier point on
-    the branch for the secant predictor . Bisection keeps the
+    corrector, branch check, step bisection (without recursion). Result in slot sl (may equal
+    s0); the status is always that of the point a1: when the bisections fail before a1, the
+    latest corrector attempt at a1 (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged,
+    else its own failure status. ``cached``: see :func:`_predict`; (a_prev, q_prev), when
+    ``has_prev``: an earlier point on the branch for the secant predictor. Bisection keeps the
     recursion's earlier points: a step's first half uses its own earlier point, its second half
     starts from the midpoint with the step's start as the earlier point (stored per level)."""
     n_q, n_a, max_depth = mi[H_NQ], mi[H_NA], mi[H_MAXD]

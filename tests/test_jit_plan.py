@@ -177,15 +177,19 @@ def fresh_process_state(monkeypatch, tmp_path):
     return fixed
 
 
+@pytest.mark.parametrize("kernel_set", list(jit.KERNEL_SETS))
 def test_the_record_learns_interpreted_costs_and_compiles_when_they_add_up(fresh_process_state, monkeypatch,
-                                                                           tmp_path):
+                                                                           tmp_path, kernel_set):
+    """Every kernel set (simulate, forces) follows its own entry of the record."""
     monkeypatch.setattr(jit, "kernels_cached", lambda kernel_set: False)
     units = 1000.0
-    p = jit.plan_kernels("simulate", units)
+    p = jit.plan_kernels(kernel_set, units)
     assert not p.compile and fresh_process_state["compile"] is False
-    assert p.projected_s == pytest.approx(units * jit.DEFAULT_SECONDS_PER_UNIT)
-    jit.record_run("simulate", p, units, 8.0)  # measured 8 s: 8e-3 s per unit on this machine
-    e = json.loads((tmp_path / "sub" / "record.json").read_text())["simulate"]
+    assert p.projected_s == pytest.approx(units * jit.KERNEL_SETS[kernel_set].seconds_per_unit)
+    jit.record_run(kernel_set, p, units, 8.0)  # measured 8 s: 8e-3 s per unit on this machine
+    record = json.loads((tmp_path / "sub" / "record.json").read_text())
+    assert list(record) == [kernel_set]  # the other sets' entries are theirs
+    e = record[kernel_set]
     assert e["runs"] == 1 and e["seconds_per_unit"] == pytest.approx(8e-3)
     assert e["rent_paid_s"] == pytest.approx(jit.excess_cost(8.0))
     # the next run projects with the learned rate; runs add up until they reach the compile cost
@@ -193,18 +197,18 @@ def test_the_record_learns_interpreted_costs_and_compiles_when_they_add_up(fresh
     while True:
         monkeypatch.setattr(jit, "_numba", None)
         fresh_process_state.clear()
-        p = jit.plan_kernels("simulate", units)
+        p = jit.plan_kernels(kernel_set, units)
         if p.compile:
             break
         assert p.projected_s == pytest.approx(8.0)
-        jit.record_run("simulate", p, units, 8.0)
+        jit.record_run(kernel_set, p, units, 8.0)
         n_interpreted += 1
     paid = n_interpreted * jit.excess_cost(8.0)
-    assert paid < jit.DEFAULT_COMPILE_S["simulate"] <= paid + jit.excess_cost(8.0)
+    assert paid < jit.DEFAULT_COMPILE_S[kernel_set] <= paid + jit.excess_cost(8.0)
     assert p.cold and fresh_process_state["compile"] is True
     # the compiling run records this machine's compile cost and starts the rent afresh
-    jit.record_run("simulate", p, units, 50.0)
-    e = json.loads((tmp_path / "sub" / "record.json").read_text())["simulate"]
+    jit.record_run(kernel_set, p, units, 50.0)
+    e = json.loads((tmp_path / "sub" / "record.json").read_text())[kernel_set]
     assert e["rent_paid_s"] == 0.0
     assert e["compile_s"] == pytest.approx(50.0 - jit.COMPILED_LOAD_S - 8.0 / jit.COMPILED_SPEEDUP)
 

@@ -130,6 +130,25 @@ def test_a_compiling_forces_run_says_so_once(run_cli, monkeypatch):
     assert res.stderr.count("compiling kernels once, about 13 s of CPU; later runs start at once") == 1
 
 
+def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
+    """A fresh install (empty numba cache and record), auto mode, as a user runs the commands:
+    forces runs its kernels interpreted and learns their cost; the equilibrium runs none and
+    leaves no trace (before these commands planned, the first forces compiled for ~14 s of CPU
+    and the equilibrium compiled the two signature-typed helpers at import)."""
+    pytest.importorskip("numba")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+           "LINKCLI_JIT_RECORD": str(tmp_path / "record.json"), "LINKCLI_JIT": "auto"}
+    env.pop("LINKCLI_NO_JIT", None)
+    for extra in ([], ["--equilibrium"]):
+        out = subprocess.run([sys.executable, "-m", "linkcli", "forces", *extra, str(MOTOR), "-o",
+                              str(tmp_path / "out.csv")], env=env, cwd=REPO, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "compiling" not in out.stderr
+        assert not list((tmp_path / "numba").rglob("*.nbi")), extra  # nothing compiled
+        record = json.loads((tmp_path / "record.json").read_text())
+        assert list(record) == ["forces"] and record["forces"]["runs"] == 1  # the equilibrium adds nothing
+
 # --- interpreted = compiled ----------------------------------------------------------------------------
 #: examples whose equilibrium search takes seconds (it runs no kernel: nothing to compare)
 SLOW_EQUILIBRIA = ("puma560", "shaker_pendulum")

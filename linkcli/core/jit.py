@@ -8,11 +8,14 @@ Whether a process compiles is decided once, before the first kernel module is im
 decorators below read it at import): ``LINKCLI_JIT=auto|always|never`` (default ``auto``;
 ``LINKCLI_NO_JIT`` set to any non-empty value means ``never`` and wins, e.g. for debugging or
 coverage). In ``auto`` mode an analysis that knows its size calls :func:`plan_kernels` first
-(a "ski rental" rule, see :func:`decide`): with numba's cache of the kernels on disk they are
-compiled (loaded); on a cold cache they run interpreted while this machine's interpreted CPU
-time so far plus this run's projection stays below the measured compile cost, else they are
-compiled now. Code that imports kernels without a plan (library users of ``linkcli.core``,
-tests) gets compiled kernels, as before.
+(a "ski rental" rule, see :func:`decide`) for its kernel set (:data:`KERNEL_SETS`: simulate,
+forces; each declares its modules and how a run's cost is projected): with numba's cache of the
+kernels on disk they are loaded, unless the run is projected to cost less interpreted than
+loading them; on a cold cache they run interpreted while this machine's interpreted CPU time so
+far plus this run's projection stays below the measured compile cost, else they are compiled
+now. An analysis that runs no kernel but imports kernel modules (the equilibrium) calls
+:func:`plan_without_kernels`. Code that imports kernels without a plan (library users of
+``linkcli.core``, tests) gets compiled kernels, as before.
 
 numba is imported on the first decorated function only, so modules that do not use kernels
 (``import linkcli``, the CLI's ``--help``) never pay its import time.

@@ -182,10 +182,14 @@ NO_INPUTS = {"forces": "forces needs actuated joints (the inputs that move the m
                             "the mechanism)"}
 
 
-def _path(mech: CompiledMechanism, req: ForcesRequest, analysis: str) -> tuple[np.ndarray, np.ndarray]:
-    """The inputs' path (n, n_act) SI and its output order (:func:`linkcli.analyses.inputs.sweep_path`)."""
+def _require_inputs(mech: CompiledMechanism, analysis: str) -> None:
     if mech.n_actuated == 0:
         raise AnalysisInputError(NO_INPUTS[analysis])
+
+
+def _path(mech: CompiledMechanism, req: ForcesRequest, analysis: str) -> tuple[np.ndarray, np.ndarray]:
+    """The inputs' path (n, n_act) SI and its output order (:func:`linkcli.analyses.inputs.sweep_path`)."""
+    _require_inputs(mech, analysis)
     base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
     return sweep_path(mech, base, req.sweeps, req.mode)
 
@@ -246,10 +250,8 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: b
     from ..core import jit
     from ..core import kinetostatics as ks
 
-    motion = _swept_motion(mech, req, equilibrium=False, many=many)
-    path, order, loads, res, ok, gravity = (motion.path, motion.order, motion.loads, motion.res, motion.ok,
-                                            motion.gravity)
-    speed = np.zeros(mech.n_actuated)
+    _require_inputs(mech, "forces")
+    speed = np.zeros(mech.n_actuated)  # the options are checked before the sweep runs
     acc = np.zeros(mech.n_actuated)
     if not req.static:
         for k, v in default_speeds(mech).items():
@@ -258,6 +260,9 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: b
         for name in req.speeds:
             speed[actuated_index(mech, name, "--speed")] = given[actuated_index(mech, name, "--speed")]
         acc = input_rates(mech, req.accelerations, 2, "--acceleration")
+    motion = _swept_motion(mech, req, equilibrium=False, many=many)
+    path, order, loads, res, ok, gravity = (motion.path, motion.order, motion.loads, motion.res, motion.ok,
+                                            motion.gravity)
     n = len(path)
     q = np.where(ok[:, None], res.q, mech.q_init)  # finite stand-ins where the kinematics failed
     qd = np.zeros_like(q)

@@ -191,6 +191,11 @@ KERNEL_SETS: dict[str, KernelSet] = {
                            "dynamics/structs_generated.py"), "a step or a saved sample", SIZE_EXPONENT,
                           DEFAULT_SECONDS_PER_UNIT, 36.0),
     "forces": KernelSet(("kinetostatics.py", "dynamics/outputs.py"), "a point of the motion", 1.0, 1.2e-4, 13.0),
+    # the sweep's continuation (core/sweep.py decides per sweep with its own work units, points x
+    # the model's size: interpreted 12-26 us per unit on the examples, load ~3; compile ~27 s of
+    # CPU at load 5.5, 1 Dec 2026)
+    "sweep": KernelSet(("sweep_kernel.py",), "a sweep point times its model's size (sweep._work_units)", 1.0,
+                       2.0e-5, 30.0),
 }
 #: CPU seconds of compiling each kernel set with an empty cache (replaced by this machine's own
 #: figure after its first compile)

@@ -53,21 +53,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import continuation as rules
+from . import jit
 from .assembly import assemble
 from .loop_closure import SINGULAR_CONDITION, Status, _loop_plan, mechanism_size
 from .mechanism import CompiledMechanism
 
-#: the kernel set of jit.py's record (interpreted rent, compile cost)
+#: the kernel set of jit.py's record (interpreted rent, compile cost), declared in jit.KERNEL_SETS
 KERNEL_SET = "sweep"
 #: interpreted kernel CPU per work unit (s; :func:`_work_units`), measured on 721-point sweeps
 #: of mechanisms/ (1 Dec 2026, load ~3): 12 (fourbar), 15 (stephenson_sixbar), 21 (watt_sixbar),
 #: 22 (planar_fourbar_as_spatial), 26 (rssr_spatial) us per unit; replaced by this machine's
 #: own figure after its first interpreted run
-DEFAULT_SECONDS_PER_UNIT = 2.0e-5
+DEFAULT_SECONDS_PER_UNIT = jit.KERNEL_SETS[KERNEL_SET].seconds_per_unit
 #: CPU seconds of compiling the sweep kernel with an empty cache (measured 1 Dec 2026: 73 s wall
 #: at load 5.5 on 2 cores, ~27 s of CPU; replaced by this machine's own figure after its first
 #: compile)
-DEFAULT_COMPILE_S = 30.0
+DEFAULT_COMPILE_S = jit.KERNEL_SETS[KERNEL_SET].compile_s
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,6 @@ def _interpreted_kernel():
     under another name, whose decorator leaves functions uncompiled (so a process can run it
     interpreted without fixing its other kernels, and switch to the compiled one later); the
     module itself when this process runs every kernel interpreted."""
-    from . import jit
-
     if jit.mode_fixed() and not jit.jit_enabled():
         return _compiled_kernel()
     mod = sys.modules.get(_INTERPRETED)
@@ -199,22 +198,12 @@ def _work_units(mech: CompiledMechanism, n: int) -> float:
 
 
 def _record_entry() -> dict:
-    from . import jit
-
-    e = jit.read_record().get(KERNEL_SET)
-    e = dict(e) if isinstance(e, dict) else {}
-    rate = e.get("seconds_per_unit")
-    comp = e.get("compile_s")
-    rent = e.get("rent_paid_s")
-    ok = lambda v: isinstance(v, int | float) and np.isfinite(v) and v > 0  # noqa: E731
-    return {"seconds_per_unit": rate if ok(rate) else DEFAULT_SECONDS_PER_UNIT,
-            "compile_s": comp if ok(comp) else DEFAULT_COMPILE_S, "rent_paid_s": rent if ok(rent) else 0.0}
+    """This machine's record of the sweep kernel (jit.py's; its defaults from jit.KERNEL_SETS)."""
+    return jit._entry(jit.read_record(), KERNEL_SET)
 
 
 def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
     """The decision rule of the module docstring (``many``: see solve_sweep's ``method``)."""
-    from . import jit
-
     if n < 1 or not jit.compiled_kernels_possible():
         return False
     if _compiled_loaded():
@@ -244,8 +233,6 @@ def _record_interpreted(mech: CompiledMechanism, n: int, cpu_s: float) -> None:
     """Add an interpreted sweep's cost to the rents (this process's and jit.py's record) when
     compiling was possible; nothing to learn otherwise."""
     global _rent_in_process
-    from . import jit
-
     if not jit.compiled_kernels_possible():
         return
     _rent_in_process += cpu_s * (1.0 - 1.0 / jit.COMPILED_SPEEDUP)

@@ -189,10 +189,12 @@ def generated_source() -> str:
            "import numba",
            "from numba.core import types",
            "from numba.experimental import structref",
+           "",
+           "from linkcli.core.dynamics import structref_access",
            ""]
     for record, fields in RECORDS.items():
         cls, proxy, type_name, ctor = STRUCT_NAMES[record]
-        out += ["", "@structref.register", f"class {cls}(types.StructRef):", "    pass", "", "",
+        out += ["", "@structref_access.register", f"class {cls}(types.StructRef):", "    pass", "", "",
                 f"class {proxy}(structref.StructRefProxy):", "    pass", "", "",
                 f"structref.define_boxing({cls}, {proxy})", f"{type_name} = {cls}(["]
         for f in fields:

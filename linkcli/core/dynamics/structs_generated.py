@@ -9,8 +9,10 @@ import numba
 from numba.core import types
 from numba.experimental import structref
 
+from linkcli.core.dynamics import structref_access
 
-@structref.register
+
+@structref_access.register
 class ModelStruct(types.StructRef):
     pass
 
@@ -79,7 +81,7 @@ def model_struct(t):
     return s
 
 
-@structref.register
+@structref_access.register
 class WorkStruct(types.StructRef):
     pass
 

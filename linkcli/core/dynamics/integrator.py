@@ -118,7 +118,7 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
         q=cp(q), JW=z(nj, N_GEOMETRY, 3), Qf=z(n), G=z(n_rows, n), s=z(n_e), D=z(n_e, n),
         pos1=cp(pos), rot1=cp(rot), ang1=cp(ang), q1=cp(q), JW1=z(nj, N_GEOMETRY, 3), Qf1=z(n), G1=z(n_rows, n),
         g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows),
-        B=z(N, 3 * bw + 1), piv=np.zeros(N, dtype=np.int64), rhs=z(N), xb=z(N), S=z(3, 3, 3), y=z(n), acc=z(n),
+        B=z(N, 3 * bw + 1), piv=np.zeros(N, dtype=np.int64), rhs=z(N), xb=z(N), S=z(3, 3, 3), acc=z(n),
         order=order, kkt_pos=np.arange(N, dtype=np.int64), band=np.array([bw, N], dtype=np.int64),
         eliminated=eliminated, inverse_blocks=z(nb, n // max(nb, 1), n // max(nb, 1)), eliminated_rows=z(n_rows, n),
         eliminated_rhs=z(n), body_row_start=np.zeros(nb + 1, dtype=np.int64),
@@ -504,31 +504,6 @@ def _damper_block(m, D, D1, B, pos, kl, factor):
                         _band_add(B, pos, kl, i, j, c * D[e, i] * D1[e, j])
 
 
-@maybe_njit(inline=True, refcount=False)
-def _row_body(m, row, side):
-    """Body (-1: the base) on side 0 (parent) or 1 (child) of constraint row ``row``: the only
-    bodies whose components of the row are nonzero."""
-    j = m.row_index[row, R_JOINT]
-    return m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
-
-
-@maybe_njit(refcount=False)
-def _rows_transpose_times(m, w, G, x, nrow, out):
-    """``out = G[:nrow]^T x`` (n,), visiting only the components of each row's two bodies (the
-    other entries of a row are zero)."""
-    nd = 3 if m.planar else 6
-    rows = w.rows
-    for i in range(out.shape[0]):
-        out[i] = 0.0
-    for r in range(nrow):
-        for side in range(2):
-            body = _row_body(m, rows[r], side)
-            if body < 0:
-                continue
-            for i in range(nd * body, nd * body + nd):
-                out[i] += G[r, i] * x[r]
-
-
 @maybe_njit(refcount=False)
 def _clear_band(B, N, kl):
     """Zero the band storage of an N x N step matrix (fill columns included)."""
@@ -616,9 +591,15 @@ def _half_momentum(m, w, nrow):
         coef = -0.5 * m.damper_coefficient[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             w.P[i] += coef * w.D[e, i]
-    _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)
-    for i in range(n):
-        w.P[i] -= w.y[i]
+    # - G_k^T nu, body by body over the active rows on it (w.body_row_list; as in _residual)
+    nd = 3 if m.planar else 6
+    start, listed, G, nu, P = w.body_row_start, w.body_row_list, w.G, w.nu, w.P
+    for b in range(m.body_mass.shape[0]):
+        for i in range(nd * b, nd * b + nd):
+            t = 0.0
+            for q in range(start[b], start[b + 1]):
+                t += G[listed[q], i] * nu[listed[q]]
+            P[i] -= t
 
 
 @maybe_njit(refcount=False)
@@ -683,17 +664,16 @@ def refresh(m, w, nrow, drv_val):
 
 
 @maybe_njit(refcount=False)
-def _copy_row_blocks(m, w, dst, src):
-    """``dst[r] = src[r]`` on the components of each row's two bodies, the only nonzero ones of
-    both (O(rows), where copying the dense rows is O(rows x n))."""
-    nd = 3 if m.planar else 6
-    rows = w.rows
-    for r in range(dst.shape[0]):
-        for side in range(2):
-            body = _row_body(m, rows[r], side)
-            if body >= 0:
-                for i in range(nd * body, nd * body + nd):
-                    dst[r, i] = src[r, i]
+def _copy_row_blocks(w, nd, dst, src):
+    """``dst[r] = src[r]`` of the active rows on the components of their bodies, the only
+    nonzero ones (O(rows), where copying the dense rows is O(rows x n)); body by body over
+    ``w.body_row_list`` (no row -> joint -> body lookups). The inactive rows are not read."""
+    start, listed = w.body_row_start, w.body_row_list
+    for b in range(start.shape[0] - 1):
+        for q in range(start[b], start[b + 1]):
+            r = listed[q]
+            for i in range(nd * b, nd * b + nd):
+                dst[r, i] = src[r, i]
 
 
 @maybe_njit(refcount=False)
@@ -704,7 +684,7 @@ def _commit(m, w):
     copy1(w.q, w.q1)
     copy3(w.JW, w.JW1)
     copy1(w.Qf, w.Qf1)
-    _copy_row_blocks(m, w, w.G, w.G1)
+    _copy_row_blocks(w, 3 if m.planar else 6, w.G, w.G1)
     copy1(w.s, w.s1)
     copy2(w.D, w.D1)
     if not m.planar:

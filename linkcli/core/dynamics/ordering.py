@@ -113,7 +113,12 @@ def kkt_order(m, eliminated=None) -> tuple[np.ndarray, int]:
     ii, jj = kkt_pattern(m, eliminated)
     if N == 0:
         return np.zeros(0, dtype=np.int64), 0
-    A = scipy.sparse.csr_matrix((np.ones(len(ii)), (ii, jj)), shape=(N, N))
+    # the graph in CSR form built directly (sorted, duplicates merged: what scipy's COO -> CSR
+    # conversion gives, at half its cost on small models)
+    nodes = np.unique(ii * N + jj)
+    indptr = np.zeros(N + 1, dtype=np.int32)
+    np.cumsum(np.bincount(nodes // N, minlength=N), out=indptr[1:])
+    A = scipy.sparse.csr_matrix((np.ones(len(nodes)), (nodes % N).astype(np.int32), indptr), shape=(N, N))
     perm = reverse_cuthill_mckee(A, symmetric_mode=True)
     order = np.empty(N, dtype=np.int64)
     order[perm] = np.arange(N)

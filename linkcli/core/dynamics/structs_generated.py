@@ -123,7 +123,6 @@ WORK_TYPE = WorkStruct([
     ("rhs", types.Array(types.float64, 1, "C")),
     ("xb", types.Array(types.float64, 1, "C")),
     ("S", types.Array(types.float64, 3, "C")),
-    ("y", types.Array(types.float64, 1, "C")),
     ("acc", types.Array(types.float64, 1, "C")),
     ("order", types.Array(types.int64, 1, "C")),
     ("kkt_pos", types.Array(types.int64, 1, "C")),
@@ -172,7 +171,6 @@ def work_struct(t):
     s.rhs = t.rhs
     s.xb = t.xb
     s.S = t.S
-    s.y = t.y
     s.acc = t.acc
     s.order = t.order
     s.kkt_pos = t.kkt_pos

@@ -5,7 +5,11 @@ W1  four-bar (mechanisms/fourbar.yaml: ground 4, crank 1, coupler 3.5, rocker 3)
     ``LINKCLI_SWEEP=compiled``: the compiled planar kernel; and its numpy path, which a sweep of
     this size takes by default in a fresh process) against a vectorised numpy closed
     form of the same sweep (circle intersection): (a) the joint angles, i.e. the same output as
-    the sweep, (b) only the coupler-rocker pin position (the leanest closed form).
+    the sweep, (b) only the coupler-rocker pin position (the leanest closed form). "+ frame
+    positions": the sweep plus what ``analyses.solve`` computes from it for its pose columns
+    (``forward.planar_link_poses``, ``planar_effector_pose``, ``planar_frame_positions``);
+    "run_solve": the public function whole (sweep, pose columns, statuses, events, limits, the
+    result table in memory), the same 3600 crank angles.
 W2  PUMA 560 (standard DH) effector pose and 6 x 6 geometric Jacobian at 10,000 random
     configurations: linkcli (a) one tree pass with ``jacobian_links=[effector link]`` plus the
     tool-point Jacobian, (b) the public ``effector_pose(link_poses)`` + ``geometric_jacobian``
@@ -40,6 +44,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from linkcli.analyses.inputs import Sweep  # noqa: E402
+from linkcli.analyses.solve import SolveRequest, run_solve  # noqa: E402
 from linkcli.compile import compile_mechanism  # noqa: E402
 from linkcli.core import forward, sweep  # noqa: E402
 from linkcli.core.jacobian import _point_jacobian, geometric_jacobian  # noqa: E402
@@ -144,15 +150,27 @@ def w1(repeat: int):
         d = (res.q[:, k] - r + np.pi) % (2 * np.pi) - np.pi
         assert np.abs(d).max() < 1e-8, np.abs(d).max()
 
-    def with_frames(method):  # what analyses.solve does: sweep, link poses, frame origins
-        r = sweep.solve_sweep(mech, Q, mech.q_init, method=method)
-        return forward.frame_positions(mech, forward.link_poses(mech, r.q))
+    iP, iB = mech.frame_names.index("coupler.P"), mech.frame_names.index("coupler.B")
+
+    def with_frames(method):  # what analyses.solve does for a planar mechanism: sweep, planar link poses,
+        r = sweep.solve_sweep(mech, Q, mech.q_init, method=method)  # effector pose, frame origins (x, y)
+        P = forward.planar_link_poses(mech, r.q)
+        forward.planar_effector_pose(mech, P)
+        return forward.planar_frame_positions(mech, P)
+
+    # the whole public function: sweep, pose columns, statuses, events, limits, the result table
+    table_req = {m: SolveRequest(sweeps=[Sweep("crank_pin", 0.1, 360.0, num=n)], sweep_method=m)
+                 for m in ("many", "auto")}
+    P_table = run_solve(mech, table_req["many"]).table["coupler.P.x [m]"]
+    assert np.abs(P_table - with_frames("many")[:, iP, 0]).max() < 1e-9  # the same crank angles to rounding
 
     fns = {
         "compiled": lambda: sweep.solve_sweep(mech, Q, mech.q_init, method="many"),
         "numpy": lambda: sweep.solve_sweep(mech, Q, mech.q_init),  # the default rule at 3600 points
         "compiled_frames": lambda: with_frames("many"),
         "default_frames": lambda: with_frames("auto"),
+        "compiled_table": lambda: run_solve(mech, table_req["many"]),
+        "default_table": lambda: run_solve(mech, table_req["auto"]),
         "cf_angles": lambda: closed_form_angles(theta),
         "cf_pin": lambda: closed_form_pin(theta),
     }
@@ -160,7 +178,6 @@ def w1(repeat: int):
     if lk is not None:
         traj = lk.step_fast(iterations=n)
         p = with_frames("many")
-        iP, iB = mech.frame_names.index("coupler.P"), mech.frame_names.index("coupler.B")
         err = max(np.abs(traj[:, 4] - p[:, iP, :2]).max(), np.abs(traj[:, 3] - p[:, iB, :2]).max())
         assert err < 1e-8, err  # same mechanism, same points (pylinkage accumulates its crank angle)
         fns["pylinkage"] = lambda: lk.step_fast(iterations=n)
@@ -311,6 +328,8 @@ def main() -> None:
         ("W1 four-bar 3600-pt sweep (numpy path) / closed-form joint angles", "numpy", "cf_angles"),
         ("W1 default path (rule: numpy) + frame positions / closed-form joint angles", "default_frames", "cf_angles"),
         ("W1 compiled path + frame positions / closed-form joint angles", "compiled_frames", "cf_angles"),
+        ("W1 run_solve (default path), whole result table / closed-form joint angles", "default_table", "cf_angles"),
+        ("W1 run_solve (compiled path), whole result table / closed-form joint angles", "compiled_table", "cf_angles"),
     ] + ([
         ("W1 pylinkage step_fast (numba; A, B, P) / closed-form joint angles", "pylinkage", "cf_angles"),
         ("W1 compiled path + frame positions / pylinkage step_fast", "compiled_frames", "pylinkage"),

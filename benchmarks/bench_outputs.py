@@ -19,9 +19,13 @@ whole ``linkcli solve`` and ``linkcli simulate`` runs.
      (the kernel, which a 10^6-point sweep uses once numba's cache of it exists) and to .npz
      with ``LINKCLI_SWEEP=numpy`` (the numpy continuation: without numba, before the kernel's
      first compile, spatial mechanisms);
-   * ``linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end <steps / 1000>`` to .npz
-     (every step saved).
-   Each figure is printed with the child's wall time and its ratio to the baseline.
+   * ``linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end <steps / 1000>`` (every
+     step saved) to .npz and to .csv: streamed, chunk by chunk through a scratch file
+     (``simulate_stream``); and, as the "before" of the same run, the whole-in-memory path the
+     command used until issue 11 (``run_simulate`` then ``write_table``, the same code) to .npz
+     and .csv (goal: under 400 MB for 10^6 steps, as the sweep). ``--no-before`` skips these.
+   Each figure is printed with the child's wall time and its ratio to the baseline, and the
+   streamed simulations' ratio to the whole-in-memory ones.
 """
 
 from __future__ import annotations
@@ -80,7 +84,18 @@ def solve_args(points: int, out: str) -> list[str]:
             f"crank_pin=0:360:n{points}", "-o", out, "-q"]
 
 
-def memory_runs(points: int, steps: int, folder: str) -> list[tuple[str, float, float]]:
+#: the simulate command's path before issue 11: the whole run in memory, then written
+WHOLE_SIMULATION = (
+    "import sys\n"
+    "from linkcli.analyses.simulate import SimulateRequest, run_simulate\n"
+    "from linkcli.cli.common import load_and_compile\n"
+    "from linkcli.io.writers import write_table\n"
+    "loaded, mech = load_and_compile(sys.argv[1])\n"
+    "out = run_simulate(mech, SimulateRequest(t_end=float(sys.argv[2]), dt=1e-3), loaded)\n"
+    "write_table(out.table, sys.argv[3])\n")
+
+
+def memory_runs(points: int, steps: int, folder: str, before: bool = True) -> list[tuple[str, float, float]]:
     """[(what, peak RSS MB, wall s)], the baseline first."""
     fourbar = str(REPO / "mechanisms" / "fourbar.yaml")
     runs = [("baseline: python -c 'import numpy, scipy, pydantic, yaml'",
@@ -92,9 +107,14 @@ def memory_runs(points: int, steps: int, folder: str) -> list[tuple[str, float, 
                      solve_args(points, os.path.join(folder, f"big.{fmt}")), {"LINKCLI_SWEEP": "compiled"}))
     runs.append((f"linkcli solve, {points:,} points -> .npz (numpy continuation)",
                  solve_args(points, os.path.join(folder, "big_numpy.npz")), {"LINKCLI_SWEEP": "numpy"}))
-    runs.append((f"linkcli simulate, {steps:,} steps saved -> .npz",
-                 [sys.executable, "-m", "linkcli", "simulate", fourbar, "--dt", "1e-3", "--t-end", f"{steps / 1000:g}",
-                  "-o", os.path.join(folder, "sim.npz"), "-q"], None))
+    for fmt in ("npz", "csv"):
+        runs.append((f"linkcli simulate, {steps:,} steps saved -> .{fmt} (streamed)",
+                     [sys.executable, "-m", "linkcli", "simulate", fourbar, "--dt", "1e-3", "--t-end",
+                      f"{steps / 1000:g}", "-o", os.path.join(folder, f"sim.{fmt}"), "-q"], None))
+        if before:
+            runs.append((f"simulate whole in memory (before issue 11), {steps:,} steps -> .{fmt}",
+                         [sys.executable, "-c", WHOLE_SIMULATION, fourbar, f"{steps / 1000:g}",
+                          os.path.join(folder, f"sim_whole.{fmt}")], None))
     out = []
     for what, args, env in runs:
         try:
@@ -106,7 +126,21 @@ def memory_runs(points: int, steps: int, folder: str) -> list[tuple[str, float, 
         base = out[0][1]
         print(f"{what}: peak RSS {peak:.0f} MB ({peak / base:.1f}x the baseline), {wall:.1f} s wall, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
+        if what.startswith("simulate whole") and "streamed" in out[-2][0]:  # the streamed run came just before
+            streamed = out[-2]
+            print(f"  streamed / whole in memory: peak RSS {streamed[1] / peak:.2f}x, wall {streamed[2] / wall:.2f}x",
+                  flush=True)
+            fmt = what.rsplit(".", 1)[1]
+            if fmt == "csv":  # the same file either way (tests/test_simulate_stream.py checks it too)
+                same = _same_file(os.path.join(folder, "sim.csv"), os.path.join(folder, "sim_whole.csv"))
+                print(f"  streamed and whole CSV files identical: {same}", flush=True)
     return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    import filecmp
+
+    return filecmp.cmp(a, b, shallow=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--points", type=int, default=1_000_000)
     ap.add_argument("--steps", type=int, default=1_000_000, help="simulated steps (dt 1 ms), all saved")
     ap.add_argument("--no-write", action="store_true", help="skip the CSV / .npz write timing")
+    ap.add_argument("--no-before", action="store_true", help="skip the whole-in-memory simulations")
     args = ap.parse_args(argv)
     print(f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(dir=REPO) as tmp:  # on disk next to the repository (not a tmpfs)
@@ -127,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"csv / npz write time: {t['csv'][0] / t['npz'][0]:.1f}x (medians), "
                   f"{t['csv'][1] / t['npz'][1]:.1f}x (minima)  (goal: >= 10x)", flush=True)
             del table
-        memory_runs(args.points, args.steps, tmp)
-        print("(goal: a 10^6-point solve under 400 MB)")
+        memory_runs(args.points, args.steps, tmp, before=not args.no_before)
+        print("(goal: a 10^6-point solve and 10^6 saved simulation steps under 400 MB)")
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0
 

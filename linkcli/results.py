@@ -19,6 +19,10 @@ Typical use in a command (``mech`` is a CompiledMechanism, ``loaded`` its Loaded
     table.add_codes("", "status", status_codes, STATUS_NAMES)      # int codes -> labels
     table.metadata["events"].append({...})
 
+Tables too long to hold: :class:`TableStream` (blocks of rows computed as a writer asks for
+them) and :class:`TableSpool` (blocks appended as a run computes them, kept in an anonymous
+scratch file, read back as a TableStream).
+
 This module does no numerics beyond unit scaling and imports nothing from ``linkcli.core``.
 """
 
@@ -348,6 +352,63 @@ class TableStream:
         return out
 
 
+class TableSpool:
+    """The blocks of a table appended as they are computed (a simulation, step chunk after step
+    chunk), kept in an anonymous scratch file instead of memory, then given back by
+    :meth:`stream` as a :class:`TableStream` for the writers -- for producers that know the
+    figures of the whole run (its metadata, its row count) only after its last row. Each
+    column's values are stored as raw bytes of their dtype (float64 exact, text as fixed-width
+    unicode), so the blocks read back are the blocks appended, bit for bit. The scratch file
+    is created in ``directory`` (default: the system's temporary directory; give the output's
+    directory, the disk it is written to anyway), removed by the OS however the process ends,
+    and closed with :meth:`close` or when the spool is garbage collected."""
+
+    def __init__(self, directory: str | None = None) -> None:
+        import os
+        import tempfile
+
+        try:
+            self._file = tempfile.TemporaryFile(dir=directory if directory and os.path.isdir(directory) else None)
+        except OSError:  # a directory not writable: the system's temporary directory instead
+            self._file = tempfile.TemporaryFile()
+        self._segments: list[tuple[int, list[tuple[int, np.dtype]]]] = []  # (rows, (offset, dtype) per column)
+        self._columns: list[tuple[str, str, str]] | None = None
+        self.n = 0
+
+    def append(self, block: ResultTable) -> None:
+        """Store ``block``'s rows after those appended before (the same columns each time)."""
+        columns = [(c.entity, c.quantity, c.unit) for c in block.columns]
+        if self._columns is None:
+            self._columns = columns
+        elif columns != self._columns:
+            raise ValueError(f"a block's columns {block.headers()} differ from the spool's first block's")
+        self._file.seek(0, 2)
+        parts = []
+        for c in block.columns:
+            values = np.ascontiguousarray(c.values)
+            parts.append((self._file.tell(), values.dtype))
+            self._file.write(values.tobytes())  # a copy of one block's column, as bytes
+        self._segments.append((block.n, parts))
+        self.n += block.n
+
+    def blocks(self, units: Units | None = None) -> Iterator[ResultTable]:
+        """The appended blocks, read back one at a time, in order."""
+        for rows, parts in self._segments:
+            block = ResultTable(rows, units=units)
+            for (entity, quantity, unit), (offset, dtype) in zip(self._columns or [], parts, strict=True):
+                self._file.seek(offset)
+                values = np.frombuffer(self._file.read(rows * dtype.itemsize), dtype=dtype)
+                block.add_column(Column(entity, quantity, unit, values))
+            yield block
+
+    def stream(self, metadata: Mapping[str, Any] | None = None, units: Units | None = None) -> TableStream:
+        """The spooled rows as a TableStream (read back from the scratch file at each pass)."""
+        return TableStream(self.n, lambda: self.blocks(units), metadata=metadata, units=units)
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def json_safe(value: Any) -> Any:
     """Metadata value -> plain JSON data: numpy scalars/arrays to Python, Enums by name, NaN and
     infinities to None, dataclasses and objects with ``to_dict`` to dicts, other objects to str."""
@@ -374,4 +435,4 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-__all__ = ["Column", "ResultTable", "TableStream", "Units", "FIXED_UNITS", "header_of", "json_safe"]
+__all__ = ["Column", "ResultTable", "TableSpool", "TableStream", "Units", "FIXED_UNITS", "header_of", "json_safe"]

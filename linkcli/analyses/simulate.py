@@ -1,4 +1,5 @@
-"""Dynamics simulation -> ResultTable (one row per saved step) and a summary.
+"""Dynamics simulation -> ResultTable (one row per saved step) and a summary; long runs as a
+TableStream with bounded memory (:func:`simulate_stream`).
 
 Initial conditions: motion-driven variables start at their driver's value and rate at t = 0;
 other actuated variables at ``set`` (file units; default: the assembly estimate) and
@@ -23,7 +24,7 @@ from ..core.profiles import evaluate_profile
 from ..core.velocity import closest_consistent_rates, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
-from ..results import ResultTable
+from ..results import ResultTable, TableSpool, Units
 from .inputs import actuated_values
 from .outcome import AnalysisOutcome, Event, warnings
 
@@ -71,8 +72,37 @@ def initial_state(mech: CompiledMechanism, req: SimulateRequest) -> tuple[np.nda
 def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
                  progress: Callable[[float], None] | None = None,
                  stop: Callable[[], bool] | None = None, many: bool = False) -> AnalysisOutcome:
-    """Assemble, simulate and tabulate. A run that cannot start (no assembly, invalid initial
-    state) or that stops early is not ok; what was computed is still in the table."""
+    """Assemble, simulate and tabulate, whole in memory: ``table`` a ResultTable and ``result``
+    the SimulationResult (SI arrays). A run that cannot start (no assembly, invalid initial
+    state) or that stops early is not ok; what was computed is still in the table. Long runs:
+    :func:`simulate_stream` (the same table, bounded memory)."""
+    return _simulate(mech, req, loaded, progress, stop, many, None, None)
+
+
+#: rows per chunk of a streamed simulation: a chunk's saved states, outputs (link poses,
+#: reactions ...) and table block take ~2.5 KB per row for a four-bar (~40 MB)
+BLOCK_ROWS = 16_384
+
+
+def simulate_stream(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
+                    progress: Callable[[float], None] | None = None, stop: Callable[[], bool] | None = None,
+                    many: bool = False, *, block_rows: int = BLOCK_ROWS,
+                    scratch_dir: str | None = None) -> AnalysisOutcome:
+    """:func:`run_simulate` with ``table`` a :class:`~linkcli.results.TableStream` and bounded
+    memory: the run hands its saved rows over ``block_rows`` at a time
+    (:func:`linkcli.core.dynamics.simulate_chunks`), each chunk is tabulated at once and its
+    block kept in a scratch file (:class:`~linkcli.results.TableSpool`, in ``scratch_dir``),
+    and the writers read the blocks back; the summary and metadata (known only at the end of
+    the run) are complete before the first block is written. The blocks joined are the table of
+    :func:`run_simulate`, bit for bit. ``result`` is the
+    :class:`~linkcli.core.dynamics.SimulationRun` (status, counts; no arrays)."""
+    if int(block_rows) < 1:
+        raise ValueError(f"block_rows must be >= 1, got {block_rows}")
+    return _simulate(mech, req, loaded, progress, stop, many, int(block_rows), scratch_dir)
+
+
+def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) -> AnalysisOutcome:
+    """:func:`run_simulate` (``block_rows`` None) and :func:`simulate_stream`."""
     from ..core import jit
     from ..model.sizes import simulation_size_problem
 
@@ -97,30 +127,63 @@ def run_simulate(mech: CompiledMechanism, req: SimulateRequest, loaded=None,
         return _not_started("invalid_start", msg, messages)
     if note:
         messages.append(note)
+    tab = _Tabulator(mech)
+    spool = None if block_rows is None else _scratch(TableSpool, scratch_dir)
     wall, cpu = time.perf_counter(), time.process_time()
-    from ..core.dynamics import simulate
+    from ..core.dynamics import simulate, simulate_chunks
+
+    def tabulate(chunk) -> None:  # a chunk of rows -> a block in the spool (its CPU time kept apart)
+        cpu0 = time.process_time()
+        _scratch(spool.append, tab.block(chunk))
+        tab.cpu += time.process_time() - cpu0
 
     try:
-        res = simulate(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
-                       progress=progress, stop=stop)  # stop: Ctrl-C between chunks (issue 15)
+        if spool is None:
+            res = simulate(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
+                           progress=progress, stop=stop)  # stop: Ctrl-C between chunks (issue 15)
+        else:
+            res = simulate_chunks(mech, start.q, qd0, t_end=req.t_end, dt=req.dt, every=req.every, tol=req.tol,
+                                  progress=progress, stop=stop, on_rows=tabulate, chunk_rows=block_rows)
     except ValueError as exc:
         msg = f"cannot start the simulation: {exc}"
         return _not_started("invalid_start", msg, messages)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    if len(res.t):  # what this machine learns about interpreted and compile costs (core.jit)
-        jit.record_run("simulate", plan, _work_units(mech, round(res.t[-1] / res.dt), len(res.t)), cpu)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu - tab.cpu
+    whole = tab.block(res) if spool is None else None
+    if tab.n:  # what this machine learns about interpreted and compile costs (core.jit)
+        jit.record_run("simulate", plan, _work_units(mech, round(tab.t_last / res.dt), tab.n), cpu)
     messages += list(res.warnings)
     if not res.ok:
         messages.append(res.message)
-    table = simulation_table(mech, res, loaded, req)
-    summary = _summary(mech, res, wall)
+    summary = tab.summary(res, wall)
+    metadata = ResultTable.for_mechanism(mech, loaded, analysis="simulate",
+                                         solver={"dt": res.dt, "every": req.every, "tol": req.tol,
+                                                 "integrator": "variational (RATTLE-type, maximal coordinates)"}
+                                         ).metadata
     # the table holds no wall time: identical runs give byte-identical files (issue 15)
-    table.metadata["summary"] = {k: v for k, v in summary.items() if k != "wall_time_s"}
-    table.metadata["events"] = messages
+    metadata["summary"] = {k: v for k, v in summary.items() if k != "wall_time_s"}
+    metadata["events"] = messages
+    if whole is not None:
+        whole.metadata = metadata
+        table = whole
+    else:
+        table = spool.stream(metadata, Units.of(mech))
     events = warnings(messages[:-1] if not res.ok else messages)
     if not res.ok:
         events.append(Event("stopped", res.message, None, {"status": res.status}))
     return AnalysisOutcome.of(table, 1, 0 if res.ok else 1, events, summary, res, what="simulations")
+
+
+def _scratch(action, *args):
+    """``action(*args)`` on the scratch file of a streamed run; an OS error (disk full ...)
+    becomes an OutputError saying what to do."""
+    try:
+        return action(*args)
+    except OSError as exc:
+        from ..io.writers import OutputError
+
+        raise OutputError(f"cannot keep the simulation's rows in a scratch file: {exc.strerror or exc}; free disk "
+                          "space (the scratch file is in the output's directory, else the temporary directory: "
+                          "TMPDIR) or save fewer rows (--every)") from None
 
 
 def _work_units(mech: CompiledMechanism, n_steps: int, n_samples: int) -> float:
@@ -194,71 +257,95 @@ def initial_rates(mech: CompiledMechanism, q: np.ndarray, ad0: np.ndarray, rates
                 f"{target[k] / s_file:.6g}")
 
 
-def _summary(mech: CompiledMechanism, res, wall: float) -> dict:
-    n_steps = int(round(res.t[-1] / res.dt)) if len(res.t) else 0
-    peak = {name: float(np.abs(res.driver_force[:, k]).max(initial=0.0)) for k, name in enumerate(mech.driver_names)}
-    return {"status": res.status, "message": res.message, "steps": n_steps, "dt": res.dt,
-            "t_end": float(res.t[-1]) if len(res.t) else 0.0, "wall_time_s": wall,
-            "max_constraint_residual": float(res.constraint_residual.max(initial=0.0)),
-            "max_energy_balance_error_J": float(np.abs(res.energy_balance_error).max(initial=0.0)),
-            "refined_steps": int(getattr(res, "refined_steps", 0)),
-            "peak_driver_load": peak,
-            # N m for a rotation driver, N for a sliding one
-            "peak_driver_load_unit": {name: "N m" if mech.q_is_rotation[mech.driver_q[k]] else "N"
-                                      for k, name in enumerate(mech.driver_names)}}
+class _Tabulator:
+    """Table blocks of a simulation's rows, chunk after chunk in row order, and the run's
+    figures gathered on the way (rows, last time, largest residual, energy balance error, peak
+    driver loads). What spans chunks is carried over: the unwrapping of planar angles
+    (:class:`~linkcli.analyses.solve._Unwrap`, bit-identical to ``np.unwrap`` of the whole) and
+    the energy at t = 0 of the balance error; so the blocks joined are the table of the whole
+    run, bit for bit. ``cpu``: CPU time spent tabulating (s), for the caller to keep apart."""
 
+    def __init__(self, mech: CompiledMechanism) -> None:
+        from .solve import _Unwrap
 
-def simulation_table(mech: CompiledMechanism, res, loaded, req: SimulateRequest) -> ResultTable:
-    """Columns: time, joint variables and rates, body poses, effector pose, element states,
-    joint reactions (on the child, world frame), driver loads, energies, constraint residual."""
-    n = len(res.t)
-    table = ResultTable.for_mechanism(mech, loaded, n=n, analysis="simulate",
-                                      solver={"dt": res.dt, "every": req.every, "tol": req.tol,
-                                              "integrator": "variational (RATTLE-type, maximal coordinates)"})
-    table.add("", "t", "s", res.t)
-    table.add_q(mech.q_names, res.q, mech.q_is_rotation)
-    table.add_q(mech.q_names, res.qd, mech.q_is_rotation, "qd", "s")
-    _add_poses(table, mech, res)
-    for k, name in enumerate(mech.axial_names):
-        table.add_length(name, "length", res.axial_length[:, k])
-        table.add_length(name, "rate", res.axial_rate[:, k], per="s")
-        table.add(name, "force", "N", res.axial_force[:, k])
-    for k, name in enumerate(mech.torsional_names):
-        table.add_angle(name, "angle", res.torsional_angle[:, k])
-        table.add_angle(name, "rate", res.torsional_rate[:, k], per="s")
-        table.add(name, "torque", "N m", res.torsional_torque[:, k])
-    force_axes = ("x", "y") if mech.planar else ("x", "y", "z")
-    moment_axes = ("z",) if mech.planar else ("x", "y", "z")
-    for j, name in enumerate(mech.joint_names):
-        for a in force_axes:
-            table.add(name, f"F{a}", "N", res.reaction_force[:, j, "xyz".index(a)])
-        for a in moment_axes:
-            table.add(name, f"M{a}", "N m", res.reaction_moment[:, j, "xyz".index(a)])
-    for k, name in enumerate(mech.driver_names):
-        rot = mech.q_is_rotation[mech.driver_q[k]]
-        table.add(name, "torque" if rot else "force", "N m" if rot else "N", res.driver_force[:, k])
-    for quantity in ("kinetic", "potential", "total", "work_dampers", "work_drivers", "work_loads"):
-        table.add("energy", quantity, "J", getattr(res, quantity))
-    table.add("energy", "balance_error", "J", res.energy_balance_error)
-    table.add("", "constraint_residual", "", res.constraint_residual)
-    return table
+        self.mech, self.units = mech, Units.of(mech)
+        self.unwrap = {name: _Unwrap() for name in [*mech.link_names[1:], "effector"]} if mech.planar else {}
+        self.total_0: float | None = None  # J, the first row's total energy
+        self.n, self.t_last, self.cpu = 0, 0.0, 0.0
+        self.max_residual = self.max_balance_error = 0.0
+        self.peak_load = np.zeros(len(mech.driver_names))
 
+    def block(self, res) -> ResultTable:
+        """The table rows of the SimulationResult ``res`` (the next rows of the run), columns:
+        time, joint variables and rates, body poses, effector pose, element states, joint
+        reactions (on the child, world frame), driver loads, energies, constraint residual."""
+        mech = self.mech
+        n = len(res.t)
+        if n and self.total_0 is None:
+            self.total_0 = res.total[0]
+        balance = res.total - self.total_0 - (res.work_drivers + res.work_dampers + res.work_loads) if n else res.total
+        self.n += n
+        if n:
+            self.t_last = float(res.t[-1])
+        # np.max, not max(): a NaN anywhere stays NaN as in one reduction over the whole run
+        self.max_residual = float(np.max([self.max_residual, res.constraint_residual.max(initial=0.0)]))
+        self.max_balance_error = float(np.max([self.max_balance_error, np.abs(balance).max(initial=0.0)]))
+        self.peak_load = np.max([self.peak_load, np.abs(res.driver_force).max(axis=0, initial=0.0)], axis=0)
+        table = ResultTable(n, units=self.units)
+        table.add("", "t", "s", res.t)
+        table.add_q(mech.q_names, res.q, mech.q_is_rotation)
+        table.add_q(mech.q_names, res.qd, mech.q_is_rotation, "qd", "s")
+        for i in range(1, mech.n_links):
+            self._add_pose(table, mech.link_names[i], res.link_pose[:, i])
+        self._add_pose(table, "effector", res.effector_pose)
+        for k, name in enumerate(mech.axial_names):
+            table.add_length(name, "length", res.axial_length[:, k])
+            table.add_length(name, "rate", res.axial_rate[:, k], per="s")
+            table.add(name, "force", "N", res.axial_force[:, k])
+        for k, name in enumerate(mech.torsional_names):
+            table.add_angle(name, "angle", res.torsional_angle[:, k])
+            table.add_angle(name, "rate", res.torsional_rate[:, k], per="s")
+            table.add(name, "torque", "N m", res.torsional_torque[:, k])
+        force_axes = ("x", "y") if mech.planar else ("x", "y", "z")
+        moment_axes = ("z",) if mech.planar else ("x", "y", "z")
+        for j, name in enumerate(mech.joint_names):
+            for a in force_axes:
+                table.add(name, f"F{a}", "N", res.reaction_force[:, j, "xyz".index(a)])
+            for a in moment_axes:
+                table.add(name, f"M{a}", "N m", res.reaction_moment[:, j, "xyz".index(a)])
+        for k, name in enumerate(mech.driver_names):
+            rot = mech.q_is_rotation[mech.driver_q[k]]
+            table.add(name, "torque" if rot else "force", "N m" if rot else "N", res.driver_force[:, k])
+        for quantity in ("kinetic", "potential", "total", "work_dampers", "work_drivers", "work_loads"):
+            table.add("energy", quantity, "J", getattr(res, quantity))
+        table.add("energy", "balance_error", "J", balance)
+        table.add("", "constraint_residual", "", res.constraint_residual)
+        return table
 
-def _add_poses(table: ResultTable, mech: CompiledMechanism, res) -> None:
-    for i in range(1, mech.n_links):
-        _add_pose(table, mech, mech.link_names[i], res.link_pose[:, i])
-    _add_pose(table, mech, "effector", res.effector_pose)
+    def _add_pose(self, table: ResultTable, name: str, T: np.ndarray) -> None:
+        p = T[:, :3, 3]
+        if self.mech.planar:
+            table.add_length(name, "x", p[:, 0])
+            table.add_length(name, "y", p[:, 1])
+            table.add_angle(name, "angle", self.unwrap[name](tf.planar_pose(T)[:, 2]))  # continuous in time
+            return
+        for k, axis in enumerate("xyz"):
+            table.add_length(name, axis, p[:, k])
+        quat = tf.matrix_to_quaternion(T[:, :3, :3])
+        for k, c in enumerate(("qw", "qx", "qy", "qz")):
+            table.add(name, c, "", quat[:, k])
 
-
-def _add_pose(table: ResultTable, mech: CompiledMechanism, name: str, T: np.ndarray) -> None:
-    p = T[:, :3, 3]
-    if mech.planar:
-        table.add_length(name, "x", p[:, 0])
-        table.add_length(name, "y", p[:, 1])
-        table.add_angle(name, "angle", np.unwrap(tf.planar_pose(T)[:, 2]))  # continuous in time
-        return
-    for k, axis in enumerate("xyz"):
-        table.add_length(name, axis, p[:, k])
-    quat = tf.matrix_to_quaternion(T[:, :3, :3])
-    for k, c in enumerate(("qw", "qx", "qy", "qz")):
-        table.add(name, c, "", quat[:, k])
+    def summary(self, res, wall: float) -> dict:
+        """The run's summary (``res`` a SimulationResult or SimulationRun, for status, message,
+        dt and counts; ``wall`` its wall time, s)."""
+        mech = self.mech
+        n_steps = int(round(self.t_last / res.dt)) if self.n else 0
+        return {"status": res.status, "message": res.message, "steps": n_steps, "dt": res.dt,
+                "t_end": self.t_last if self.n else 0.0, "wall_time_s": wall,
+                "max_constraint_residual": self.max_residual,
+                "max_energy_balance_error_J": self.max_balance_error,
+                "refined_steps": int(getattr(res, "refined_steps", 0)),
+                "peak_driver_load": {name: float(self.peak_load[k]) for k, name in enumerate(mech.driver_names)},
+                # N m for a rotation driver, N for a sliding one
+                "peak_driver_load_unit": {name: "N m" if mech.q_is_rotation[mech.driver_q[k]] else "N"
+                                          for k, name in enumerate(mech.driver_names)}}

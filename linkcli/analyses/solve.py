@@ -14,11 +14,20 @@ from typing import Any
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.forward import effector_pose, frame_positions, link_poses
+from ..core.forward import (
+    effector_pose,
+    frame_positions,
+    link_poses,
+    planar_effector_pose,
+    planar_frame_positions,
+    planar_link_poses,
+    planar_steps,
+)
 from ..core.limits import (
     NO_CONFIGURATION,
     OK,
     OUTSIDE_LIMITS,
+    ROW_STATUS,
     Limit,
     limit_violations,
     locate_limits,
@@ -27,7 +36,14 @@ from ..core.limits import (
 )
 from ..core.loop_closure import Status
 from ..core.mechanism import CompiledMechanism
-from ..core.planar_metrics import fourbar_loops, grashof_class, input_angle, input_range, transmission_angle
+from ..core.planar_metrics import (
+    fourbar_loops,
+    grashof_class,
+    input_angle,
+    input_range,
+    transmission_angle,
+    transmission_angle_planar,
+)
 from ..core.sweep import SweepResult, solve_sweep
 from ..core.velocity import frame_motion, joint_accelerations, joint_rates
 from ..errors import AnalysisInputError
@@ -125,14 +141,25 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     if mech.planar and not identity:
         angle = np.empty(n)
     bounds = _block_bounds(n, block_rows)
+    # each row's status (an index into _STATUS_LABELS, solve order, 1 byte per row): the blocks
+    # of the table reuse it instead of computing the statuses a second time
+    status_code = np.empty(n, dtype=np.uint8)
     for s, e in bounds:
         b = slice(s, e)
         status_text = _status_block(mech, req, path[b], res.q[b], res.status[b], ok[b], outside_rows)
-        for k, v in zip(*np.unique(status_text, return_counts=True), strict=True):
-            counts[str(k)] = counts.get(str(k), 0) + int(v)
+        codes, seen = status_code[b], 0
+        for i, label in enumerate(_STATUS_LABELS.tolist()):  # one comparison per status (no sort)
+            rows = status_text == label
+            count = int(np.count_nonzero(rows))
+            if count:
+                codes[rows] = i
+                counts[label] = counts.get(label, 0) + count
+                seen += count
+        if seen != e - s:
+            raise RuntimeError(f"solve: a row status outside {list(ROW_STATUS)}")  # a new status not added there
         if angle is not None:
-            T_eff = effector_pose(mech, link_poses(mech, np.where(ok[b, None], res.q[b], np.nan)))
-            angle[b] = unwrap(tf.planar_pose(T_eff)[:, 2])
+            T_eff, _, _ = _poses(mech, np.where(ok[b, None], res.q[b], np.nan))
+            angle[b] = unwrap(_planar_angle(T_eff))
     n_failed = n - counts.get(OK, 0)
     at_events = np.array(sorted({e.index for e in res.events}), dtype=np.int64)
     event_status = dict(zip(at_events.tolist(), row_status(mech, path[at_events], res.status[at_events]), strict=True))
@@ -153,7 +180,8 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
             ang = None
             if mech.planar:
                 ang = angle[idx] if angle is not None else unwrap_rows
-            yield _block_table(mech, req, units, path[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act, ang)
+            yield _block_table(mech, req, units, path[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act, ang,
+                               _STATUS_LABELS[status_code[idx]])
 
     table = TableStream(n, blocks, metadata=metadata, units=units)
     return AnalysisOutcome.of(table, n, n_failed, events, failure=failure, what="points")
@@ -184,10 +212,16 @@ def _status_block(mech, req, path, q, status, ok, outside_rows=None) -> np.ndarr
     return status_text
 
 
-def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle) -> ResultTable:
+#: the status column's values (limits.row_status's string dtype), indexed by solve_stream's codes
+_STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))}")
+
+
+def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle,
+                 status_text) -> ResultTable:
     """The table's rows of solve indices ``idx`` (a slice or an index array, in output order);
     ``angle``: the effector's unwrapped angle of these rows, or an :class:`_Unwrap` that
-    unwraps it along consecutive blocks (rows in solve order)."""
+    unwraps it along consecutive blocks (rows in solve order); ``status_text``: the rows'
+    statuses (:func:`_status_block` of these rows)."""
     n = len(path)
     table = ResultTable(n, units=units)
     q_solved = res.q[idx]
@@ -203,19 +237,41 @@ def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qd
         if qdd_act is not None:
             qdd = joint_accelerations(mech, q_solved, qd, np.broadcast_to(qdd_act, (n, mech.n_actuated)))
             table.add_q(mech.q_names, np.where(ok[:, None], qdd, np.nan), mech.q_is_rotation, "qdd", "s^2")
-    T = link_poses(mech, q)
-    T_eff, p_frames = effector_pose(mech, T), frame_positions(mech, T)
-    del T
+    T_eff, p_frames, P = _poses(mech, q)
     _add_effector(table, mech, T_eff, angle)
     _add_frames(table, mech, frames, p_frames, q_solved, qd, qdd, ok)
     del T_eff, p_frames
-    for loop, entity in loops:
-        table.add_angle(entity, "transmission", np.where(ok, transmission_angle(mech, loop, q_solved), np.nan))
-    table.add("", "status", "", _status_block(mech, req, path, q_solved, res.status[idx], ok))
+    for loop, entity in loops:  # planar poses: those of the rows' own configurations (NaN where failed)
+        mu = transmission_angle_planar(mech, loop, P) if P is not None else transmission_angle(mech, loop, q_solved)
+        table.add_angle(entity, "transmission", np.where(ok, mu, np.nan))
+    del P
+    table.add("", "status", "", status_text)
     for li, j in enumerate(mech.loop_joint):
         table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[idx, li])
     table.add("", "condition", "", res.condition[idx])
     return table
+
+
+def _poses(mech: CompiledMechanism, q: np.ndarray):
+    """(effector pose, frame positions (rows, n_frames, 2 | 3) m, planar link poses or None) of
+    configurations q (rows, n_q) SI. Planar mechanisms: the elementwise SE(2) pass
+    (:func:`~linkcli.core.forward.planar_link_poses`), effector (rows, 4) = (x, y, c, s) and the
+    link poses (rows, n_links, 4); others (and a tool frame out of the plane): the 4x4 pass,
+    effector T_world_tool (rows, 4, 4)."""
+    if planar_steps(mech) is not None:
+        P = planar_link_poses(mech, q)
+        eff = planar_effector_pose(mech, P)
+        if eff is not None:
+            return eff, planar_frame_positions(mech, P), P
+    T = link_poses(mech, q)
+    return effector_pose(mech, T), frame_positions(mech, T), None
+
+
+def _planar_angle(T: np.ndarray) -> np.ndarray:
+    """Angle (rows,) rad about z of effector poses from :func:`_poses`: atan2(s, c)."""
+    if T.ndim == 2:  # (x, y, c, s)
+        return np.arctan2(T[:, 3], T[:, 2])
+    return tf.planar_pose(T)[:, 2]
 
 
 class _Unwrap:
@@ -303,15 +359,16 @@ def _output_frames(mech: CompiledMechanism, names: list[str] | None) -> list[int
 
 
 def _add_effector(table: ResultTable, mech: CompiledMechanism, T: np.ndarray, angle) -> None:
-    """Effector pose columns of T_world_tool (rows, 4, 4); planar: ``angle`` the unwrapped
-    angle of these rows (continuous past +-180 deg along the solve order), or an
-    :class:`_Unwrap` to unwrap them with (rows in solve order)."""
-    p = T[:, :3, 3]
+    """Effector pose columns of T_world_tool (rows, 4, 4), or (rows, 4) (x, y, c, s) from
+    :func:`_poses`; planar: ``angle`` the unwrapped angle of these rows (continuous past +-180
+    deg along the solve order), or an :class:`_Unwrap` to unwrap them with (rows in solve
+    order)."""
+    p = T if T.ndim == 2 else T[:, :3, 3]
     if mech.planar:
         table.add_length("effector", "x", p[:, 0])
         table.add_length("effector", "y", p[:, 1])
         if isinstance(angle, _Unwrap):
-            angle = angle(tf.planar_pose(T)[:, 2])
+            angle = angle(_planar_angle(T))
         table.add_angle("effector", "angle", angle)
         return
     for k, axis in enumerate("xyz"):

@@ -407,10 +407,10 @@ def frame_positions(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.nda
 # --- planar mechanisms: the tree in SE(2) ---------------------------------------------------------
 # A planar pose is (x, y, c, s): origin and cos / sin of the angle about z. The compiled sweep
 # kernel (planar_kernel.py, model built in sweep.py) runs the tree pass on these; the test that
-# a mechanism is planar in this sense and its tree steps are written once, here. (An elementwise
-# numpy SE(2) version of link_poses was measured: 0.27 ms for the pass against 0.47 ms for the
-# 4x4 pass at 3600 four-bar points, but building the 4x4 outputs ate the gain, so link_poses
-# keeps the one general pass.)
+# a mechanism is planar in this sense and its tree steps are written once, here, and so is the
+# elementwise pass on them (planar_link_poses / planar_frame_positions), which the result tables
+# of planar mechanisms (analyses/solve.py) and the variants of a study (variant_sweep.py) use.
+# link_poses keeps the one general 4x4 pass: building 4x4 outputs from planar poses ate the gain.
 @dataclass(frozen=True)
 class PlanarStep:
     """One tree step ``T_v = T_u @ before @ E(+-q[s:s+n]) @ after`` in planar form:
@@ -426,6 +426,8 @@ class PlanarStep:
     forward: bool
     before: tuple
     after: tuple
+    #: the tree joint of the step
+    joint: int = -1
 
 
 _PLANAR_TOL = 1e-12
@@ -470,21 +472,179 @@ def _build_planar_steps(mech: CompiledMechanism):
         fP, fC = planar_frames(mech.T_parent_joint), planar_frames(mech.T_child_joint)
         axes = planar_axes(mech)
         if fP is not None and fC is not None and axes is not None:
-            fPi, fCi = _planar_inverse(fP), _planar_inverse(fC)
+            fPi, fCi = planar_inverse(fP), planar_inverse(fC)
             steps = []
             for v in (int(x) for x in mech.link_order[1:]):
                 u, j = int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v])
                 fwd = bool(mech.link_tree_forward[v])
                 before, after = (fP[j], fCi[j]) if fwd else (fC[j], fPi[j])
                 steps.append(PlanarStep(v, u, int(mech.joint_q_start[j]), int(mech.joint_q_count[j]), fwd,
-                                        tuple(float(t) for t in before), tuple(float(t) for t in after)))
+                                        tuple(float(t) for t in before), tuple(float(t) for t in after), j))
             out = (tuple(steps), axes)
     return out
 
 
-def _planar_inverse(F: np.ndarray) -> np.ndarray:
+def planar_inverse(F: np.ndarray) -> np.ndarray:
+    """Inverses (..., 4) of planar poses F (..., 4) (x, y, c, s)."""
     x, y, c, s = F[..., 0], F[..., 1], F[..., 2], F[..., 3]
     return np.stack([-(c * x + s * y), s * x - c * y, c, -s], axis=-1)
+
+
+# The elementwise planar pass. Components are numpy arrays over the batch or, for constants of
+# the mechanism, Python floats; products and sums with a constant 0 or 1 are skipped, which
+# leaves the same floating-point number (x * 1 == x, x + 0 * y == x up to the sign of zero), so
+# a step whose joint frames sit at link origins or along a link's x axis costs only its motion.
+# Measured at 3600 four-bar points (random q, medians of 200 calls, load 2.1): link poses
+# 0.26 ms and all 9 frame origins 0.07 ms, against 0.48 + 0.76 ms for link_poses +
+# frame_positions (4x4). A numba kernel of the same pass (one loop over points, all steps and
+# frames per point; equal to this pass bit for bit) took 0.24-0.35 ms against this pass's
+# 0.37-1.1 ms in the same processes at load 2.5: the pass is bound by its cos/sin (three per
+# point; numpy's vectorised cos and sin of 3600 angles take 0.06 ms), which the kernel calls one
+# at a time, so a kernel (and a JIT decision for it) does not earn its place.
+_IDENTITY = (0.0, 0.0, 1.0, 0.0)  # (x, y, c, s) of the identity
+
+
+def _mul(a, b):
+    """a * b, exact shortcuts for a constant 0 or 1 (a Python float)."""
+    if type(a) is float:
+        if a == 0.0:
+            return 0.0
+        if a == 1.0:
+            return b
+    if type(b) is float:
+        if b == 0.0:
+            return 0.0
+        if b == 1.0:
+            return a
+    return a * b
+
+
+def _add(a, b, sign: float = 1.0):
+    """a + sign * b, sign +1 or -1, exact shortcuts for a constant 0."""
+    if type(b) is float and b == 0.0:
+        return a
+    if type(a) is float and a == 0.0:
+        return b if sign > 0 else -b
+    return a + b if sign > 0 else a - b
+
+
+def _compose(a: tuple, b: tuple) -> tuple:
+    """(x, y, c, s) poses a @ b, elementwise over the components' shapes (broadcast)."""
+    x1, y1, c1, s1 = a
+    x2, y2, c2, s2 = b
+    return (_add(_add(x1, _mul(c1, x2)), _mul(s1, y2), -1.0), _add(_add(y1, _mul(s1, x2)), _mul(c1, y2)),
+            _add(_mul(c1, c2), _mul(s1, s2), -1.0), _add(_mul(s1, c2), _mul(c1, s2)))
+
+
+def _components(F) -> tuple:
+    """(x, y, c, s) of constant frames: a tuple of floats, or arrays (..., 4) -> 4 arrays (...)."""
+    if isinstance(F, tuple):
+        return tuple(float(t) for t in F)
+    return F[..., 0], F[..., 1], F[..., 2], F[..., 3]
+
+
+def planar_link_poses(mech: CompiledMechanism, q: np.ndarray, joint_frames: tuple | None = None) -> np.ndarray:
+    """World poses (x, y, c, s) (..., n_links, 4) of every link at q (..., n_q) SI (x, y in m;
+    c, s the cosine and sine of the link's angle about z) of a mechanism with
+    :func:`planar_steps` (else ValueError): the tree steps composed elementwise in SE(2), the
+    same link poses as :func:`link_poses` to rounding (tests/test_planar_poses.py).
+
+    ``joint_frames``: optional ``(fP, fC)`` (..., n_joints, 4) planar ``T_parent_joint`` /
+    ``T_child_joint`` frames (x, y, c, s) of variants of the mechanism (a study), their leading
+    dimensions broadcast against q's batch (e.g. fP (V, 1, n_joints, 4) with q (V, n, n_q)).
+
+    A row whose variables on a link's tree path are not finite gives that link a NaN pose
+    (as the 4x4 pass does, where NaN spreads through its matrix products).
+
+    numpy elementwise, not a numba kernel: see the measurement above ``_mul``.
+    """
+    planar = planar_steps(mech)
+    if planar is None:
+        raise ValueError("planar_link_poses: the mechanism is not planar in SE(2) (use link_poses)")
+    steps, axes = planar
+    q = np.asarray(q, dtype=float)
+    if q.shape[-1:] != (mech.n_q,):
+        raise ValueError(f"q must have shape (..., {mech.n_q}), got {q.shape}")
+    batch = q.shape[:-1]
+    inv = None
+    if joint_frames is not None:
+        fP, fC = (np.asarray(f, dtype=float) for f in joint_frames)
+        batch = np.broadcast_shapes(batch, fP.shape[:-2], fC.shape[:-2])
+        inv = (planar_inverse(fP), planar_inverse(fC))
+    out = np.empty((mech.n_links, 4) + batch)
+    out[0] = np.array(_IDENTITY).reshape((4,) + (1,) * len(batch))
+    poses: list[tuple | None] = [None] * mech.n_links
+    poses[0] = _IDENTITY
+    for st in steps:
+        if inv is None:
+            before, after = st.before, st.after
+        else:
+            j = st.joint
+            before = (fP if st.forward else fC)[..., j, :]
+            after = (inv[1] if st.forward else inv[0])[..., j, :]
+        T = _compose(poses[st.u], _components(before))
+        ks = range(st.s, st.s + st.n) if st.forward else range(st.s + st.n - 1, st.s - 1, -1)
+        sign = 1.0 if st.forward else -1.0
+        for k in ks:
+            qk = q[..., k]
+            if mech.q_is_rotation[k]:
+                a = qk * (sign * axes[k, 0])
+                T = _compose(T, (0.0, 0.0, np.cos(a), np.sin(a)))
+            else:
+                d = qk * sign
+                T = _compose(T, (_mul(d, float(axes[k, 0])), _mul(d, float(axes[k, 1])), 1.0, 0.0))
+        T = _compose(T, _components(after))
+        for i in range(4):
+            out[st.v, i] = T[i]
+        poses[st.v] = tuple(out[st.v])
+    finite = np.isfinite(q)
+    if not finite.all():  # NaN poses where a variable on the link's path is not finite
+        bad = (~finite).astype(float) @ (_plan(mech).path != 0).T  # (..., n_links) count
+        bad = np.broadcast_to(np.moveaxis(bad > 0, -1, 0), (mech.n_links,) + batch)
+        out[np.broadcast_to(bad[:, None], out.shape)] = np.nan
+    return np.moveaxis(out, (0, 1), (-2, -1))
+
+
+
+def planar_frame_positions(mech: CompiledMechanism, P: np.ndarray, frames: Sequence[int] | None = None,
+                           T_link_frame: np.ndarray | None = None) -> np.ndarray:
+    """World (x, y) (..., len(frames), 2) m of the origins of named frames (default all) from
+    planar link poses P (..., n_links, 4) (:func:`planar_link_poses`): ``t_link + R_link p``.
+    ``T_link_frame``: optional (..., n_frames, 4, 4) frames of variants, broadcast against P's
+    batch (default the mechanism's)."""
+    frames = range(mech.n_frames) if frames is None else frames
+    batch = P.shape[:-2]
+    if T_link_frame is not None:
+        batch = np.broadcast_shapes(batch, T_link_frame.shape[:-3])
+    out = np.empty((len(frames), 2) + batch)
+    for i, f in enumerate(frames):
+        f = int(f)
+        link = P[..., int(mech.frame_link[f]), :]
+        x, y, c, s = link[..., 0], link[..., 1], link[..., 2], link[..., 3]
+        px: float | np.ndarray
+        py: float | np.ndarray
+        if T_link_frame is None:
+            px, py = float(mech.T_link_frame[f, 0, 3]), float(mech.T_link_frame[f, 1, 3])
+        else:
+            px, py = T_link_frame[..., f, 0, 3], T_link_frame[..., f, 1, 3]
+        out[i, 0] = _add(_add(x, _mul(c, px)), _mul(s, py), -1.0)
+        out[i, 1] = _add(_add(y, _mul(s, px)), _mul(c, py))
+    return np.moveaxis(out, (0, 1), (-2, -1))
+
+
+def planar_effector_pose(mech: CompiledMechanism, P: np.ndarray) -> np.ndarray | None:
+    """(x, y, c, s) (..., 4) of the effector frame composed with the tool frame, from planar link
+    poses P (..., n_links, 4); None when that constant frame is not a planar pose."""
+    p = _plan(mech)
+    C = planar_frames(p.eff_C) if p.eff_C is not None else np.array(_IDENTITY)
+    if C is None:
+        return None
+    link = P[..., p.eff_link, :]
+    T = _compose((link[..., 0], link[..., 1], link[..., 2], link[..., 3]), tuple(float(t) for t in C))
+    out = np.empty((4,) + P.shape[:-2])
+    for i in range(4):
+        out[i] = T[i]
+    return np.moveaxis(out, 0, -1)
 
 
 def effector_pose(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .forward import link_poses
+from .forward import link_poses, planar_link_poses, planar_steps
 from .mechanism import REVOLUTE, CompiledMechanism
 
 
@@ -111,6 +111,8 @@ def input_range(loop: FourBarLoop) -> tuple[float, float] | None:
 def transmission_angle(mech: CompiledMechanism, loop: FourBarLoop, q: np.ndarray) -> np.ndarray:
     """Transmission angle (..., ) in [0, pi] (rad): the angle between the coupler line
     (joint1 -> joint2) and the output line (joint3 -> joint2), at configurations q (..., n_q)."""
+    if planar_steps(mech) is not None:
+        return transmission_angle_planar(mech, loop, planar_link_poses(mech, q))
     T = link_poses(mech, q)
     j0, j1, j2, j3 = loop.joints
     _, l1, l2, l3 = loop.links
@@ -119,6 +121,30 @@ def transmission_angle(mech: CompiledMechanism, loop: FourBarLoop, q: np.ndarray
     p3 = _world(T, l3, _joint_centre(mech, j3, l3))
     u, v = p1 - p2, p3 - p2
     cos = np.einsum("...i,...i->...", u, v) / (np.linalg.norm(u, axis=-1) * np.linalg.norm(v, axis=-1))
+    return np.arccos(np.clip(cos, -1.0, 1.0))
+
+
+def transmission_angle_planar(mech: CompiledMechanism, loop: FourBarLoop, P: np.ndarray,
+                              T_parent_joint: np.ndarray | None = None,
+                              T_child_joint: np.ndarray | None = None) -> np.ndarray:
+    """:func:`transmission_angle` (..., ) rad from planar link poses P (..., n_links, 4)
+    (:func:`~linkcli.core.forward.planar_link_poses`). ``T_parent_joint`` / ``T_child_joint``:
+    optional joint frames (..., n_joints, 4, 4) of variants of the mechanism, broadcast against
+    P's batch (default the mechanism's)."""
+    TP = mech.T_parent_joint if T_parent_joint is None else T_parent_joint
+    TC = mech.T_child_joint if T_child_joint is None else T_child_joint
+    j0, j1, j2, j3 = loop.joints
+    _, l1, l2, l3 = loop.links
+
+    def world(j: int, link: int):  # joint j's centre on ``link`` in world (x, y), as in _joint_centre
+        p = (TP if mech.joint_parent[j] == link else TC)[..., j, :2, 3]
+        x, y, c, s = (P[..., link, i] for i in range(4))
+        px, py = p[..., 0], p[..., 1]
+        return x + c * px - s * py, y + s * px + c * py
+
+    (x1, y1), (x2, y2), (x3, y3) = world(j1, l2), world(j2, l2), world(j3, l3)
+    ux, uy, wx, wy = x1 - x2, y1 - y2, x3 - x2, y3 - y2
+    cos = (ux * wx + uy * wy) / (np.sqrt(ux * ux + uy * uy) * np.sqrt(wx * wx + wy * wy))
     return np.arccos(np.clip(cos, -1.0, 1.0))
 
 

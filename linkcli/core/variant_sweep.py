@@ -22,13 +22,12 @@ measured). ``VariantSweep.clean`` says where that holds and nothing else happene
 analysis reports (every point converged, no reassembly, no sign change of det J_p, no singular
 point); callers take the general path (``solve_sweep`` and the full analysis) for the others.
 
-Figures of the variants come from :meth:`VariantKernel.link_poses` (the planar tree steps of
-:class:`~linkcli.core.forward.PlanarStep`, ``T_v = T_u @ before @ E(+-q) @ after``, evaluated
-elementwise for all variants and points), :meth:`~VariantKernel.frame_positions`,
-:meth:`~VariantKernel.fourbar_lengths` and :meth:`~VariantKernel.transmission_angles`: the
-formulas of forward.py and planar_metrics.py on (x, y, c, s) poses, because building a compiled
-mechanism and its forward plan per variant costs ~2 ms; tests/test_study_fast_path.py checks
-them against those functions on random variants.
+Figures of the variants come from :meth:`VariantKernel.link_poses`,
+:meth:`~VariantKernel.frame_positions` and :meth:`~VariantKernel.transmission_angles`: the
+planar pass that result tables use (forward.planar_link_poses / planar_frame_positions,
+planar_metrics.transmission_angle_planar) with the variants' frames as arrays over variants,
+because building a compiled mechanism and its forward plan per variant costs ~2 ms;
+tests/test_study_fast_path.py checks them against the 4x4 functions on random variants.
 """
 
 from __future__ import annotations
@@ -38,9 +37,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import continuation as rules
-from .forward import planar_frames
+from .forward import planar_frame_positions, planar_frames, planar_inverse, planar_link_poses
 from .loop_closure import SINGULAR_CONDITION, Status
 from .mechanism import CompiledMechanism
+from .planar_metrics import transmission_angle_planar
 
 
 @dataclass(frozen=True)
@@ -82,18 +82,6 @@ def variant_mechanism(mech: CompiledMechanism, T_link_frame: np.ndarray, T_paren
     """The nominal ``mech`` with one variant's frame arrays (kinematics only: mass properties,
     loads and springs stay the nominal's, so use it for position analyses)."""
     return replace(mech, T_link_frame=T_link_frame, T_parent_joint=T_parent_joint, T_child_joint=T_child_joint)
-
-
-def _planar_inverse(F: np.ndarray) -> np.ndarray:
-    x, y, c, s = F[..., 0], F[..., 1], F[..., 2], F[..., 3]
-    return np.stack([-(c * x + s * y), s * x - c * y, c, -s], axis=-1)
-
-
-def _compose(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """(x, y, c, s) poses A @ B, elementwise over leading dimensions."""
-    x1, y1, c1, s1 = A[..., 0], A[..., 1], A[..., 2], A[..., 3]
-    x2, y2, c2, s2 = B[..., 0], B[..., 1], B[..., 2], B[..., 3]
-    return np.stack([x1 + c1 * x2 - s1 * y2, y1 + s1 * x2 + c1 * y2, c1 * c2 - s1 * s2, s1 * c2 + c1 * s2], axis=-1)
 
 
 def mechanism_sizes(T_link_frame: np.ndarray, T_parent_joint: np.ndarray, T_child_joint: np.ndarray) -> np.ndarray:
@@ -148,7 +136,7 @@ class VariantKernel:
         else:
             ok = np.ones(V, dtype=bool)
         stepi, _, loopi, _, vrot, vax, cA, cB, passive, act, _ = self.nominal_model
-        fPi, fCi = _planar_inverse(fP), _planar_inverse(fC)
+        fPi, fCi = planar_inverse(fP), planar_inverse(fC)
         j, fwd = self._step_joint, self._step_forward[None, :, None]
         before = np.where(fwd, fP[:, j], fC[:, j])
         after = np.where(fwd, fCi[:, j], fPi[:, j])
@@ -233,41 +221,14 @@ class VariantKernel:
 
     # -- kinematics of the variants -----------------------------------------------------------
     def link_poses(self, g: VariantGeometry, q: np.ndarray) -> np.ndarray:
-        """(x, y, c, s) world poses (V, n, n_links, 4) of every link at q (V, n, n_q) SI."""
-        mech = self.mech
-        _, vax = self.nominal_model[4], self.nominal_model[5]
-        vrot = mech.q_is_rotation
-        V, n = q.shape[:2]
-        P = np.empty((V, n, mech.n_links, 4))
-        P[:, :, 0] = (0.0, 0.0, 1.0, 0.0)
-        fPi, fCi = _planar_inverse(g.fP), _planar_inverse(g.fC)
-        for v_link, u, j, fwd in self._steps:
-            before = (g.fP if fwd else g.fC)[:, j][:, None]  # (V, 1, 4)
-            after = (fCi if fwd else fPi)[:, j][:, None]
-            T = _compose(P[:, :, u], before)
-            s, cnt = int(mech.joint_q_start[j]), int(mech.joint_q_count[j])
-            ks = range(s, s + cnt) if fwd else range(s + cnt - 1, s - 1, -1)
-            for k in ks:
-                qk = q[:, :, k] if fwd else -q[:, :, k]
-                if vrot[k]:
-                    a = vax[k, 0] * qk
-                    E = np.stack([np.zeros_like(a), np.zeros_like(a), np.cos(a), np.sin(a)], axis=-1)
-                else:
-                    E = np.stack([qk * vax[k, 0], qk * vax[k, 1], np.ones_like(qk), np.zeros_like(qk)], axis=-1)
-                T = _compose(T, E)
-            P[:, :, v_link] = _compose(T, after)
-        return P
+        """(x, y, c, s) world poses (V, n, n_links, 4) of every link at q (V, n, n_q) SI
+        (:func:`~linkcli.core.forward.planar_link_poses` with the variants' joint frames)."""
+        return planar_link_poses(self.mech, q, (g.fP[:, None], g.fC[:, None]))
 
     def frame_positions(self, g: VariantGeometry, poses: np.ndarray, frames) -> np.ndarray:
-        """World (x, y) (V, n, len(frames), 2) m of frames (indices) from link poses."""
-        out = np.empty(poses.shape[:2] + (len(frames), 2))
-        for i, f in enumerate(frames):
-            P = poses[:, :, int(self.mech.frame_link[f])]
-            px = g.T_link_frame[:, f, 0, 3][:, None]
-            py = g.T_link_frame[:, f, 1, 3][:, None]
-            out[:, :, i, 0] = P[..., 0] + P[..., 2] * px - P[..., 3] * py
-            out[:, :, i, 1] = P[..., 1] + P[..., 3] * px + P[..., 2] * py
-        return out
+        """World (x, y) (V, n, len(frames), 2) m of frames (indices) from link poses
+        (:func:`~linkcli.core.forward.planar_frame_positions` with the variants' frames)."""
+        return planar_frame_positions(self.mech, poses, frames, g.T_link_frame[:, None])
 
     def _centre(self, g: VariantGeometry, j: int, link: int) -> np.ndarray:
         """Joint j's centre (V, 2) m in the frame of ``link`` (planar_metrics._joint_centre)."""
@@ -287,22 +248,10 @@ class VariantKernel:
         return out
 
     def transmission_angles(self, g: VariantGeometry, poses: np.ndarray, i: int) -> np.ndarray:
-        """Transmission angle (V, n) rad of four-bar loop i (planar_metrics.transmission_angle)."""
-        j0, j1, j2, j3 = self.loops[i].joints
-        _, l1, l2, l3 = self.loops[i].links
-
-        def world(link, c):
-            P = poses[:, :, link]
-            x, y = c[:, None, 0], c[:, None, 1]
-            return np.stack([P[..., 0] + P[..., 2] * x - P[..., 3] * y, P[..., 1] + P[..., 3] * x + P[..., 2] * y],
-                            axis=-1)
-
-        p1 = world(l2, self._centre(g, j1, l2))
-        p2 = world(l2, self._centre(g, j2, l2))
-        p3 = world(l3, self._centre(g, j3, l3))
-        u, w = p1 - p2, p3 - p2
-        cos = np.einsum("...i,...i->...", u, w) / (np.linalg.norm(u, axis=-1) * np.linalg.norm(w, axis=-1))
-        return np.arccos(np.clip(cos, -1.0, 1.0))
+        """Transmission angle (V, n) rad of four-bar loop i
+        (:func:`~linkcli.core.planar_metrics.transmission_angle_planar` with the variants' frames)."""
+        return transmission_angle_planar(self.mech, self.loops[i], poses, g.T_parent_joint[:, None],
+                                         g.T_child_joint[:, None])
 
 
 __all__ = ["VariantKernel", "VariantSweep", "VariantGeometry", "variant_mechanism", "mechanism_sizes"]

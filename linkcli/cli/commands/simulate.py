@@ -40,7 +40,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     from dataclasses import replace
 
     from linkcli.analyses.inputs import parse_assignment
-    from linkcli.analyses.simulate import request_from_defaults, run_simulate
+    from linkcli.analyses.simulate import request_from_defaults, simulate_stream
     from linkcli.errors import AnalysisInputError
 
     if plot is not None:  # --plot: format and matplotlib checked before the run
@@ -63,8 +63,10 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     if not quiet:
         _announce_compile(req, mech)
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
+    # rows are tabulated chunk by chunk into a scratch file next to the output (bounded memory)
+    scratch = _scratch_dir(output)
     with _progress(req.t_end, quiet) as progress, interrupted as stop:
-        outcome = run_simulate(mech, req, loaded, progress, stop=stop)
+        outcome = simulate_stream(mech, req, loaded, progress, stop=stop, scratch_dir=scratch)
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")
@@ -73,13 +75,25 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         if plot is not None:  # --plot
             from linkcli.plot.figures import simulation_figure
 
-            simulation_figure(outcome.table, plot)
+            simulation_figure(outcome.table.materialize(), plot)  # the whole series, read back from the scratch file
             if not quiet:
                 echo_err(f"wrote {plot}")
     if not quiet:
         _print_summary(outcome.summary)
     interrupted.exit_if_interrupted()  # after the rows computed so far are written (exit 130/143)
     finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="simulations", first_failure=outcome.failure)
+
+
+def _scratch_dir(output: Path | None) -> str | None:
+    """The output's directory for the scratch file of the streamed rows (the disk the output
+    goes to anyway); None (the system's temporary directory) for stdout, a device or a pipe."""
+    from linkcli.io.writers import is_special_file
+
+    from ..common import is_stdout
+
+    if output is None or is_stdout(output) or is_special_file(str(output)):
+        return None
+    return str(Path(output).resolve().parent)
 
 
 def _announce_compile(req, mech) -> None:

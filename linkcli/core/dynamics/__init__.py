@@ -1,7 +1,8 @@
 """Dynamics of linkages in maximal coordinates with a variational integrator.
 
 ``simulate(mech, q0, qd0, *, t_end, dt, every=1, tol=1e-10, max_iter=20, progress=None)``
-returns a :class:`SimulationResult` (see its docstring for every array, shape and unit).
+returns a :class:`SimulationResult` (see its docstring for every array, shape and unit);
+``simulate_chunks(..., on_rows=...)`` hands the same rows over in chunks (bounded memory).
 
 Model: every link except the base is a rigid body (planar mechanisms: x, y, angle with mass
 matrix diag(m, m, Izz); spatial: CG position and rotation matrix); joints and motion drivers
@@ -20,6 +21,6 @@ numba is imported with this package, not with ``linkcli``.
 """
 
 from .result import SimulationResult
-from .runner import simulate
+from .runner import SimulationRun, simulate, simulate_chunks
 
-__all__ = ["SimulationResult", "simulate"]
+__all__ = ["SimulationResult", "SimulationRun", "simulate", "simulate_chunks"]

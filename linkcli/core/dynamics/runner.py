@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,18 +46,118 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
     :data:`CHUNK_SECONDS` of work each): when it returns True the run ends with ``status ==
     "interrupted"`` and every saved row computed so far.
     """
+    held = []  # the saved states, in one piece (the recorder's buffer holds every row)
+    setup, status, message, stats = _simulate(mech, q0, qd0, t_end, dt, every, tol, max_iter, progress, stop, None,
+                                              lambda setup, out, nodes, stats: held.append((out, nodes)))
+    (out, nodes), = held
+    return _result(setup, out, nodes, status, message, stats)
+
+
+def simulate_chunks(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end: float, dt: float,
+                    on_rows: Callable[[SimulationResult], None], chunk_rows: int = 16_384, every: int = 1,
+                    tol: float = 1e-10, max_iter: int = 20, progress: Callable[[float], None] | None = None,
+                    stop: Callable[[], bool] | None = None) -> SimulationRun:
+    """:func:`simulate` with bounded memory: the saved rows are handed to ``on_rows`` as they
+    are completed, in row order, as SimulationResults of at most ``chunk_rows`` consecutive rows
+    (only these rows' states are held, ~0.5 KB per row for a four-bar, plus their outputs); the
+    rows of all chunks joined are those of :func:`simulate`, bit for bit. A chunk holds good
+    rows only (its ``status`` is "ok"): a row is handed over once the run has gone past it, or,
+    when the run stops early, up to the last good row (as :func:`simulate` keeps). The run's
+    status, message, warnings and counts are in the returned :class:`SimulationRun`. Caveat: a
+    chunk's ``energy_balance_error`` property is relative to the chunk's first row; the run's
+    is ``total - total_0 - work`` with ``total_0`` the first chunk's ``total[0]``."""
+    if int(chunk_rows) < 1:
+        raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
+    rows = [0]
+
+    def emit(setup, out, nodes, stats) -> None:
+        rows[0] += len(nodes)
+        on_rows(_result(setup, it.Out(*(a.copy() for a in out)), nodes, it.OK, "", stats))  # the buffer is reused
+
+    setup, status, message, stats = _simulate(mech, q0, qd0, t_end, dt, every, tol, max_iter, progress, stop,
+                                              int(chunk_rows), emit)
+    return SimulationRun(status=_status_name(status), message=message, n_rows=rows[0], dt=setup.h,
+                         warnings=tuple(setup.warnings), newton_iterations=int(stats[0]),
+                         refined_steps=int(stats[1]))
+
+
+@dataclass(frozen=True)
+class SimulationRun:
+    """What :func:`simulate_chunks` returns (its rows went to ``on_rows``): status and message
+    as in :class:`SimulationResult`, ``n_rows`` rows handed over, ``dt`` (s) the step used,
+    warnings, the largest Newton iteration count of a step and the refined steps."""
+
+    status: str
+    message: str
+    n_rows: int
+    dt: float
+    warnings: tuple[str, ...]
+    newton_iterations: int
+    refined_steps: int
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _simulate(mech, q0, qd0, t_end, dt, every, tol, max_iter, progress, stop, chunk_rows, on_chunk):
+    """The run of :func:`simulate` and :func:`simulate_chunks`: the saved states go through a
+    :class:`_Recorder` of ``chunk_rows`` rows (None: all) to ``on_chunk(setup, out, nodes,
+    stats)``. Returns ``(setup, status, message, stats)``."""
     q0, qd0 = _check_inputs(mech, q0, qd0, t_end, dt, every)
     if not (0 < tol <= 1e-3):
         raise ValueError(f"tol must be in (0, 1e-3], got {tol}")
     setup, w, nrow = prepare(mech, q0, qd0, t_end, dt)
     n = setup.n_steps
     save_nodes = np.unique(np.r_[np.arange(0, n + 1, every), n])
-    save_row = np.full(n + 1, -1, dtype=np.int64)
-    save_row[save_nodes] = np.arange(len(save_nodes))
-    out = it.make_out(setup.model, len(save_nodes), mech.n_q)
-    status, k_end, message, stats = _run(setup, w, nrow, tol, max_iter, save_row, out, _Chunks(n, progress, stop))
+    stats = np.zeros(2)
+    record = _Recorder(setup, save_nodes, len(save_nodes) if chunk_rows is None else chunk_rows,
+                       lambda out, nodes: on_chunk(setup, out, nodes, stats))
+    status, k_end, message = _run(setup, w, nrow, tol, max_iter, record, _Chunks(n, progress, stop), stats)
     n_valid = int(np.sum(save_nodes <= k_end)) if status != it.OK else len(save_nodes)
-    return _result(setup, out, save_nodes[:n_valid], n_valid, status, message, stats)
+    record.finish(n_valid)
+    return setup, status, message, stats
+
+
+class _Recorder:
+    """Where :func:`it.run_steps` saves the states of the saved nodes ``nodes`` (row r: node
+    ``nodes[r]``): a buffer of ``rows`` rows (``out``) and ``save_row``, the buffer row of each
+    node of the current call (-1: not saved). Rows are complete once the run has passed their
+    node; when the buffer is full, the complete rows go to ``flush(out, nodes)`` (views of the
+    buffer, valid during the call) and the buffer starts again. The chunk sizes never change
+    the rows (each is one node's state)."""
+
+    def __init__(self, setup, nodes: np.ndarray, rows: int, flush) -> None:
+        self.nodes, self.flush = nodes, flush
+        self.cap = max(1, min(int(rows), len(nodes)))
+        self.out = it.make_out(setup.model, self.cap, setup.mech.n_q)
+        self.save_row = np.full(setup.n_steps + 1, -1, dtype=np.int64)
+        self.base = 0  # row held in the buffer's first row
+
+    def limit(self, k: int, k1: int) -> int:
+        """Prepare a call of run_steps over nodes ``k .. k1 - 1`` (the rows of the nodes before
+        ``k`` are complete): flush a full buffer, return ``k1`` reduced so that the call's rows
+        fit in the buffer (> k), with ``save_row`` set for these nodes."""
+        r = int(np.searchsorted(self.nodes, k))  # the call's first row
+        if r - self.base >= self.cap:
+            self._emit(r)
+        if self.base + self.cap < len(self.nodes):
+            k1 = min(k1, int(self.nodes[self.base + self.cap]))  # the first row that does not fit
+        r1 = int(np.searchsorted(self.nodes, k1))
+        self.save_row[k:k1] = -1
+        self.save_row[self.nodes[r:r1]] = np.arange(r - self.base, r1 - self.base)
+        return k1
+
+    def finish(self, n_valid: int) -> None:
+        """The run ended with rows ``0 .. n_valid - 1`` good: flush those still held."""
+        if n_valid > self.base or self.base == 0:
+            self._emit(n_valid)
+
+    def _emit(self, r: int) -> None:
+        """Hand over rows ``base .. r - 1`` and empty the buffer."""
+        m = r - self.base
+        self.flush(it.Out(*(a[:m] for a in self.out)), self.nodes[self.base:r])
+        self.base = r
 
 
 # --- setup ------------------------------------------------------------------------------------------
@@ -80,22 +181,23 @@ def _check_inputs(mech, q0, qd0, t_end, dt, every):
 MAX_SUBSTEPS = 64  # finest refinement of a failing step (in powers of two)
 
 
-def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: _Chunks):
-    """The time loop: compiled chunks of steps; a failing step is re-selected (rank change of
-    the constraints) or refined into substeps. Returns ``(status, node reached, message,
-    stats)``; stats = (largest Newton iterations, refined steps)."""
+def _run(setup, w, nrow, tol, max_iter, record: _Recorder, chunks: _Chunks, stats):
+    """The time loop: compiled chunks of steps (saved states into ``record``); a failing step
+    is re-selected (rank change of the constraints) or refined into substeps. Returns
+    ``(status, node reached, message)``; ``stats`` (out) = (largest Newton iterations, refined
+    steps)."""
     h, n = setup.h, setup.n_steps
     _warm_start(setup, w, nrow, tol, max_iter)
-    acc, stats = np.zeros(3), np.zeros(2)
+    acc = np.zeros(3)
     k, reselect = 0, 0
     while k <= n:
-        k1 = min(k + chunks.size(), n + 1)
+        k1 = record.limit(k, min(k + chunks.size(), n + 1))
         status, k_done, err = it.run_steps(setup.km, setup.wk, nrow, k, k1, n, h, setup.drv, setup.rate, tol, max_iter,
-                                           save_row, out, acc, stats)
+                                           record.save_row, record.out, acc, stats)
         if status == it.OK:
             if chunks.done(k, k1, h) and k1 <= n:  # stop requested: nodes up to k1 - 1 are saved
                 message = f"interrupted at t = {(k1 - 1) * h:.6g} s; the rows up to there are kept"
-                return INTERRUPTED, k1 - 1, message, stats
+                return INTERRUPTED, k1 - 1, message
             k = k1
             continue
         if status == it.SINGULAR and reselect < MAX_RESELECT:
@@ -110,8 +212,8 @@ def _run(setup, w, nrow, tol, max_iter, save_row, out, chunks: _Chunks):
             continue
         status, t_fail, err, detail = refined
         message = _failure_message(setup, w, nrow, status, k_done * h, t_fail, err, max_iter, detail)
-        return status, k_done, message, stats
-    return it.OK, n, "", stats
+        return status, k_done, message
+    return it.OK, n, ""
 
 
 _STATE_FIELDS = ("pos", "rot", "ang", "vel", "omg", "q", "JW", "Qf", "G", "s", "D", "nu", "acc")
@@ -318,9 +420,9 @@ def _status_name(status: int) -> str:
 
 
 # --- results ------------------------------------------------------------------------------------------
-def _result(setup, out, nodes, n_valid, status, message, stats) -> SimulationResult:
+def _result(setup, o, nodes, status, message, stats) -> SimulationResult:
+    """The SimulationResult of the saved states ``o`` (an it.Out) of the nodes ``nodes``."""
     mech, model = setup.mech, setup.model
-    o = it.Out(*(a[:n_valid] for a in out))
     drv = setup.drv[nodes + 1]
     lam = node_multipliers(model, o.pos, o.rot, o.vel, o.omg, o.q, drv, setup.drv_acc[nodes + 1], setup.row_scale,
                            setup.col_scale, setup.redundant)

@@ -90,6 +90,35 @@ def _wrong_fields(fields, record, struct) -> list[str]:
 
 
 @needs_numba
+def test_a_kernel_without_reference_counting_reads_every_record_field():
+    """Field reads of structref_access.register work in a kernel compiled with refcount=False
+    (numba's own registration cannot read a field there: "NRT required") and give the arrays
+    the namedtuple holds, unchanged after the call (no reference was taken or dropped)."""
+    import numba
+
+    record = _synthetic(records.WORK_FIELDS, Work)
+    struct = as_kernel(record)
+
+    @numba.njit(_nrt=False)
+    def first_entries(w):
+        return (w.pos[0, 0], w.rot[0, 1, 1], w.rows[0], w.body_row_list.shape[0], w.band[1])
+
+    got = first_entries(struct)
+    assert got == (record.pos[0, 0], record.rot[0, 1, 1], record.rows[0], record.body_row_list.shape[0],
+                   record.band[1])
+    assert _wrong_fields(records.WORK_FIELDS, record, struct) == []
+
+
+@needs_numba
+def test_the_step_kernels_are_compiled_without_reference_counting():
+    from linkcli.core.dynamics import constraints, integrator, kinematics, linalg
+
+    for kernel in (integrator.run_steps, integrator.advance, integrator.position_step, kinematics.joint_geometry,
+                   constraints.constraint_rows, linalg.band_lu_factor):
+        assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
+
+
+@needs_numba
 @pytest.mark.parametrize("cls, fields", [(DynModel, records.MODEL_FIELDS), (Work, records.WORK_FIELDS)])
 def test_the_compiled_constructor_sets_every_declared_field(cls, fields):
     record = _synthetic(fields, cls)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -261,6 +262,19 @@ def _profile(d: mm.Driver, s: float, angle_scale: float, q0: float) -> cm.Profil
                       interpolation=d.interpolation)
 
 
+def force_elements(m: mm.Mechanism) -> tuple[list[tuple[str, str, Any]], list[tuple[str, str, Any]]]:
+    """The file's springs and dampers in the order of the compiled arrays: ``(axial, torsional)``,
+    lists of ``(section, name, element)`` with section ``"springs"`` or ``"dampers"``; entry ``k``
+    of ``axial`` is element ``k`` of ``axial_*`` (linear ones), of ``torsional`` of
+    ``torsional_*``. The one place that order is decided (springs first, each in file order):
+    readers such as ``linkcli info`` take it from here (a spring and a damper may share a name)."""
+    def of(kind: str) -> list[tuple[str, str, Any]]:
+        return [("springs", n, e) for n, e in m.springs.items() if e.type == kind] + \
+               [("dampers", n, e) for n, e in m.dampers.items() if e.type == kind]
+
+    return of("linear"), of("torsional")
+
+
 def compile_mechanism(m: mm.Mechanism, file: str = "") -> cm.CompiledMechanism:
     """Build the compiled mechanism (SI units, integer ids) from a checked model."""
     planar = m.kind == "planar"
@@ -324,11 +338,8 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str) -> cm.CompiledMechanism:
     gravity = np.zeros(3)
     if m.gravity:
         gravity[: len(m.gravity)] = m.gravity  # m/s^2 whatever the file's length unit
-    axial = [(n, e) for n, e in m.springs.items() if e.type == "linear"] + \
-            [(n, e) for n, e in m.dampers.items() if e.type == "linear"]
+    axial, torsional = ([(n, e) for _, n, e in elements] for elements in force_elements(m))
     axial_ends = [tuple(b.frame_index(r) for r in e.between) for _, e in axial]
-    torsional = [(n, e) for n, e in m.springs.items() if e.type == "torsional"] + \
-                [(n, e) for n, e in m.dampers.items() if e.type == "torsional"]
     jnames = [j.name for j in joints]
     loads = list(m.loads.items())
     load_frames = [b.frame_pose(ld.link) for _, ld in loads]

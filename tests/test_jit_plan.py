@@ -44,10 +44,16 @@ def test_a_large_projected_run_compiles_at_once():
     assert plan(projected=C + jit.COMPILED_LOAD_S + C / jit.COMPILED_SPEEDUP + 1.0).compile
 
 
-def test_a_warm_cache_is_always_used():
-    for projected, rent in itertools.product([0.0, 0.01, 5.0, 1e4], [0.0, 10.0, 1e3]):
+def test_a_warm_cache_is_used_when_the_run_costs_more_than_loading_it():
+    for projected, rent in itertools.product([0.0, 0.01, 0.6, 0.7, 5.0, 1e4], [0.0, 10.0, 1e3]):
         p = plan(cached=True, projected=projected, rent=rent)
-        assert p.compile and not p.cold and p.compile_s == 0.0
+        assert not p.cold and p.compile_s == 0.0
+        # cached kernels cost COMPILED_LOAD_S + projected / COMPILED_SPEEDUP (0.62 s for 0.64 s interpreted)
+        assert p.compile == (projected > jit.COMPILED_LOAD_S / (1 - 1 / jit.COMPILED_SPEEDUP))
+        # a batch worker (many runs) always loads them
+        many = jit.decide("auto", numba_ok=True, cached=True, projected_s=projected, rent_paid_s=rent, compile_s=C,
+                          many=True)
+        assert many.compile and not many.cold
 
 
 def test_modes_and_missing_numba_win_over_everything():
@@ -171,15 +177,19 @@ def fresh_process_state(monkeypatch, tmp_path):
     return fixed
 
 
+@pytest.mark.parametrize("kernel_set", list(jit.KERNEL_SETS))
 def test_the_record_learns_interpreted_costs_and_compiles_when_they_add_up(fresh_process_state, monkeypatch,
-                                                                           tmp_path):
+                                                                           tmp_path, kernel_set):
+    """Every kernel set (simulate, forces) follows its own entry of the record."""
     monkeypatch.setattr(jit, "kernels_cached", lambda kernel_set: False)
     units = 1000.0
-    p = jit.plan_kernels("simulate", units)
+    p = jit.plan_kernels(kernel_set, units)
     assert not p.compile and fresh_process_state["compile"] is False
-    assert p.projected_s == pytest.approx(units * jit.DEFAULT_SECONDS_PER_UNIT)
-    jit.record_run("simulate", p, units, 8.0)  # measured 8 s: 8e-3 s per unit on this machine
-    e = json.loads((tmp_path / "sub" / "record.json").read_text())["simulate"]
+    assert p.projected_s == pytest.approx(units * jit.KERNEL_SETS[kernel_set].seconds_per_unit)
+    jit.record_run(kernel_set, p, units, 8.0)  # measured 8 s: 8e-3 s per unit on this machine
+    record = json.loads((tmp_path / "sub" / "record.json").read_text())
+    assert list(record) == [kernel_set]  # the other sets' entries are theirs
+    e = record[kernel_set]
     assert e["runs"] == 1 and e["seconds_per_unit"] == pytest.approx(8e-3)
     assert e["rent_paid_s"] == pytest.approx(jit.excess_cost(8.0))
     # the next run projects with the learned rate; runs add up until they reach the compile cost
@@ -187,18 +197,18 @@ def test_the_record_learns_interpreted_costs_and_compiles_when_they_add_up(fresh
     while True:
         monkeypatch.setattr(jit, "_numba", None)
         fresh_process_state.clear()
-        p = jit.plan_kernels("simulate", units)
+        p = jit.plan_kernels(kernel_set, units)
         if p.compile:
             break
         assert p.projected_s == pytest.approx(8.0)
-        jit.record_run("simulate", p, units, 8.0)
+        jit.record_run(kernel_set, p, units, 8.0)
         n_interpreted += 1
     paid = n_interpreted * jit.excess_cost(8.0)
-    assert paid < jit.DEFAULT_COMPILE_S["simulate"] <= paid + jit.excess_cost(8.0)
+    assert paid < jit.DEFAULT_COMPILE_S[kernel_set] <= paid + jit.excess_cost(8.0)
     assert p.cold and fresh_process_state["compile"] is True
     # the compiling run records this machine's compile cost and starts the rent afresh
-    jit.record_run("simulate", p, units, 50.0)
-    e = json.loads((tmp_path / "sub" / "record.json").read_text())["simulate"]
+    jit.record_run(kernel_set, p, units, 50.0)
+    e = json.loads((tmp_path / "sub" / "record.json").read_text())[kernel_set]
     assert e["rent_paid_s"] == 0.0
     assert e["compile_s"] == pytest.approx(50.0 - jit.COMPILED_LOAD_S - 8.0 / jit.COMPILED_SPEEDUP)
 
@@ -208,11 +218,11 @@ def test_a_cached_run_changes_nothing_and_a_bad_record_means_defaults(fresh_proc
     path = tmp_path / "sub" / "record.json"
     path.parent.mkdir()
     path.write_text('{"simulate": {"compile_s": -3, "seconds_per_unit": "x", "rent_paid_s": NaN}}')
-    p = jit.plan_kernels("simulate", 10.0)
+    p = jit.plan_kernels("simulate", 1e4)  # 3 s projected: worth loading the cached kernels
     assert p.compile and not p.cold
-    assert p.projected_s == pytest.approx(10.0 * jit.DEFAULT_SECONDS_PER_UNIT)
+    assert p.projected_s == pytest.approx(1e4 * jit.DEFAULT_SECONDS_PER_UNIT)
     before = path.read_text()
-    jit.record_run("simulate", p, 10.0, 1.0)
+    jit.record_run("simulate", p, 1e4, 1.0)
     assert path.read_text() == before
     path.write_text("not json")
     assert jit.read_record() == {}
@@ -314,9 +324,10 @@ def test_compile_command_compiles_or_loads_and_reports_cpu(run_cli):
     assert res.exit_code == 0, res.stderr
     assert "s of CPU" in res.stderr and "kernels " in res.stderr
     # the cache test of the plan sees what a compiled run leaves (numba's index files per module)
-    for module in jit.KERNEL_MODULES["simulate"]:
-        assert (REPO / "linkcli" / "core" / module).is_file()
-    assert jit.kernels_cached("simulate")
+    for kernel_set in jit.KERNEL_SETS:
+        for module in jit.KERNEL_MODULES[kernel_set]:
+            assert (REPO / "linkcli" / "core" / module).is_file()
+        assert jit.kernels_cached(kernel_set), kernel_set
 
 
 @pytest.mark.parametrize("command", [["solve"], ["forces"], ["batch"], ["compile"]])

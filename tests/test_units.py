@@ -322,6 +322,46 @@ def test_info_lists_si_values_of_every_physical_parameter(tmp_path, runner):
     assert math.isclose(rows["springs.s.stiffness"][0], 360 / math.pi) and rows["springs.s.stiffness"][1] == "N m/rad"
 
 
+def test_info_names_each_spring_and_damper_whatever_order_compile_keeps(monkeypatch, tmp_path):
+    """Which compiled element is which spring or damper comes from compile's own order
+    (linkcli.compile.force_elements), not from an assumption in info: with the order reversed
+    (dampers first, each section reversed) every listed value is still the file's own (SI by
+    hand: mm -> m, deg -> rad), also where a spring and a damper share a name."""
+    import linkcli.compile as compile_module
+    from linkcli.cli.commands.info import compiled_parameters
+
+    text = (REPO / "mechanisms" / "motor_fourbar.yaml").read_text(encoding="utf-8")
+    text = text.replace("units: {length: m, angle: rad}", "units: {length: mm, angle: deg}")
+    text = text.split("springs:")[0] + """springs:
+  tie: {type: linear, between: [ground.O2, rocker.B], stiffness: 100, free_length: 250}
+  rest: {type: torsional, joint: O4, stiffness: 5.0e+3, free_angle: 120}
+  pull: {type: linear, between: [crank.A, ground.O4], stiffness: 300, free_length: 400}
+dampers:
+  tie: {type: linear, between: [ground.O2, rocker.B], damping: 7}
+  rest: {type: torsional, joint: O4, damping: 150}
+"""
+    text = text.replace("O2: [0, 0], O4: [0.4, 0]", "O2: [0, 0], O4: [400, 0]")
+    path = tmp_path / "elements.yaml"
+    path.write_text(text, encoding="utf-8")
+    loaded = load_mechanism(path)
+    expected = {"springs.tie.stiffness": 100.0, "springs.tie.free_length": 0.25, "springs.pull.stiffness": 300.0,
+                "springs.pull.free_length": 0.4, "springs.rest.stiffness": 5e3,
+                "springs.rest.free_angle": math.radians(120), "dampers.tie.damping": 7.0,
+                "dampers.rest.damping": 150.0}
+    original = compile_module.force_elements
+    for reverse in (False, True):
+        if reverse:
+            monkeypatch.setattr(compile_module, "force_elements",
+                                lambda m: tuple(e[::-1] for e in original(m)))  # dampers first
+        mech = compile_module.compile_mechanism(loaded.model)
+        names = ("tie", "pull", "tie")  # springs, then dampers
+        assert mech.axial_names == (names[::-1] if reverse else names)
+        rows = {r["parameter"]: r["value"] for r in compiled_parameters(mech, loaded.model)}
+        listed = {k: v for k, v in rows.items() if k.startswith(("springs.", "dampers."))}
+        assert listed.keys() == expected.keys()
+        for key, value in expected.items():
+            assert math.isclose(listed[key], value, rel_tol=1e-12), (reverse, key, listed[key])
+
 def two_r(length: str, angle: str) -> str:
     s = {"m": 1.0, "mm": 1e3, "in": 1 / 0.0254}[length]
     a = {"deg": 1.0, "rad": math.pi / 180}[angle]

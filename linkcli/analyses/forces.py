@@ -11,15 +11,21 @@ Columns: joint variables and rates, then per actuated input ``J.torque [N m]`` (
 ``Mz`` or ``Mx, My, Mz``; joint frame ``F1, F2[, F3]``, ``M3`` or ``M1..M3``; magnitude ``F``),
 spring/damper forces, d'Alembert inertia loads per link, the shaking force and moment on the
 ground, the power balance, the mechanical advantage (static, with loads), status.
+
+Kernels: inverse dynamics runs the dynamics' numba kernels (kernel set ``forces`` of
+:data:`linkcli.core.jit.KERNEL_SETS`), compiled or interpreted as :func:`plan_kernels` decides
+(the measured "ski rental" rule of simulate); the equilibrium runs none. The kernels' modules
+(:mod:`linkcli.core.kinetostatics` and the dynamics package it imports) are imported only after
+that decision, inside the functions below.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core import kinetostatics as ks
 from ..core.limits import OK as OK_TEXT
 from ..core.limits import SINGULAR as SINGULAR_TEXT
 from ..core.limits import row_status
@@ -33,6 +39,11 @@ from ..results import ResultTable
 from .inputs import Sweep, actuated_index, actuated_scale, actuated_values, format_inputs, sweep_path
 from .outcome import AnalysisOutcome, Event, warnings
 from .solve import sweep_events
+
+if TYPE_CHECKING:
+    from ..core import kinetostatics as ks
+    from ..core.jit import Plan
+    from ..core.sweep import SweepResult
 
 
 @dataclass(frozen=True)
@@ -125,6 +136,8 @@ def default_speeds(mech: CompiledMechanism) -> dict[int, float]:
 
 def extra_loads(mech: CompiledMechanism, loads: dict[str, list[float]], option: str) -> list[ks.ExtraLoad]:
     """Loads at named frames (``coupler.P``: force N, world components [fx, fy(, fz)])."""
+    from ..core import kinetostatics as ks
+
     out = []
     dim = 2 if mech.planar else 3
     named = [n for n in mech.frame_names if "." in n]
@@ -163,15 +176,82 @@ def _force(value: float | str, where: str) -> float:
 
 
 # -- the analysis ------------------------------------------------------------------------------------
-def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> AnalysisOutcome:
-    """Solve the sweep, its rates and accelerations, then the forces at every point."""
+NO_INPUTS = {"forces": "forces needs actuated joints (the inputs that move the mechanism); mark them "
+                       "`actuated: true`",
+             "equilibrium": "--equilibrium needs the free inputs marked `actuated: true` (the variables that place "
+                            "the mechanism)"}
+
+
+def _require_inputs(mech: CompiledMechanism, analysis: str) -> None:
     if mech.n_actuated == 0:
-        raise AnalysisInputError("forces needs actuated joints (the inputs that move the mechanism); mark them "
-                                 "`actuated: true`")
+        raise AnalysisInputError(NO_INPUTS[analysis])
+
+
+def _path(mech: CompiledMechanism, req: ForcesRequest, analysis: str) -> tuple[np.ndarray, np.ndarray]:
+    """The inputs' path (n, n_act) SI and its output order (:func:`linkcli.analyses.inputs.sweep_path`)."""
+    _require_inputs(mech, analysis)
     base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-    path, order = sweep_path(mech, base, req.sweeps, req.mode)
+    return sweep_path(mech, base, req.sweeps, req.mode)
+
+
+def forces_work_units(mech: CompiledMechanism, n_points: int) -> float:
+    """Size of inverse dynamics at ``n_points`` points for the compile decision (kernel set
+    ``forces``: points x bodies)."""
+    from ..core.jit import KERNEL_SETS
+
+    return KERNEL_SETS["forces"].work_units(n_points, mech.n_links - 1)  # every link but the base is a body
+
+
+def plan_kernels(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bool = False,
+                 many: bool = False) -> Plan:
+    """Decide whether this process runs the kernels compiled or interpreted (before they are
+    imported; idempotent): inverse dynamics projects its kernels' cost over the sweep's points
+    (:func:`forces_work_units`), the equilibrium runs none (:func:`linkcli.analyses.kernels.plan`).
+    ``many``: a batch worker. The returned plan's ``compile and cold`` means this run compiles."""
+    path, _ = _path(mech, req, "equilibrium" if equilibrium else "forces")
+    return _plan(mech, len(path), equilibrium, many)
+
+
+def _plan(mech: CompiledMechanism, n_points: int, equilibrium: bool, many: bool) -> Plan:
+    from .kernels import plan
+
+    return plan(None) if equilibrium else plan("forces", forces_work_units(mech, n_points), many=many)
+
+
+@dataclass(frozen=True)
+class _SweptMotion:
+    """What both analyses start from: the path (n, n_act) SI and its output order, the compile
+    plan, the added loads, the kinematic sweep and where it assembled, the gravity override."""
+
+    path: np.ndarray
+    order: np.ndarray
+    plan: Plan
+    loads: list
+    res: SweepResult
+    ok: np.ndarray
+    gravity: np.ndarray | None
+
+
+def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bool, many: bool = False
+                  ) -> _SweptMotion:
+    """Check the inputs, plan the kernels (before anything imports them), read the added loads and
+    solve the kinematic sweep."""
+    path, order = _path(mech, req, "equilibrium" if equilibrium else "forces")
+    plan = _plan(mech, len(path), equilibrium, many)
     loads = extra_loads(mech, req.loads, "--load")
-    speed = np.zeros(mech.n_actuated)
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    return _SweptMotion(path, order, plan, loads, res, res.status == Status.CONVERGED,
+                        None if req.gravity else np.zeros(3))
+
+
+def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: bool = False) -> AnalysisOutcome:
+    """Solve the sweep, its rates and accelerations, then the forces at every point. ``many``:
+    this process runs many analyses (a batch worker: see :func:`plan_kernels`)."""
+    from ..core import jit
+    from ..core import kinetostatics as ks
+
+    _require_inputs(mech, "forces")
+    speed = np.zeros(mech.n_actuated)  # the options are checked before the sweep runs
     acc = np.zeros(mech.n_actuated)
     if not req.static:
         for k, v in default_speeds(mech).items():
@@ -180,8 +260,9 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Anal
         for name in req.speeds:
             speed[actuated_index(mech, name, "--speed")] = given[actuated_index(mech, name, "--speed")]
         acc = input_rates(mech, req.accelerations, 2, "--acceleration")
-    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
-    ok = res.status == Status.CONVERGED
+    motion = _swept_motion(mech, req, equilibrium=False, many=many)
+    path, order, loads, res, ok, gravity = (motion.path, motion.order, motion.loads, motion.res, motion.ok,
+                                            motion.gravity)
     n = len(path)
     q = np.where(ok[:, None], res.q, mech.q_init)  # finite stand-ins where the kinematics failed
     qd = np.zeros_like(q)
@@ -189,11 +270,12 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> Anal
     if not req.static and (np.any(speed) or np.any(acc)):
         qd = joint_rates(mech, q, np.broadcast_to(speed, (n, mech.n_actuated)))
         qdd = joint_accelerations(mech, q, qd, np.broadcast_to(acc, (n, mech.n_actuated)))
-    gravity = None if req.gravity else np.zeros(3)
     try:
         fr = ks.inverse_dynamics(mech, q, qd, qdd, ok, res.condition, extra_loads=loads, gravity=gravity)
     except ValueError as exc:
         raise AnalysisInputError(str(exc)) from None
+    if fr.kernel_points:  # what this machine learns about interpreted and compile costs (core.jit)
+        jit.record_run("forces", motion.plan, forces_work_units(mech, fr.kernel_points), fr.kernel_cpu_s)
     # kinematic failures named as solve names them; toggles and unbalanced idle freedoms of
     # assembled points are `singular`
     status_text = row_status(mech, path, res.status).astype(object)
@@ -229,6 +311,8 @@ def _in_file_units(mech: CompiledMechanism, values: np.ndarray, per: str) -> dic
 
 def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc,
            status_text) -> ResultTable:
+    from ..core import kinetostatics as ks
+
     table = ResultTable.for_mechanism(
         mech, loaded, n=len(path), analysis="forces",
         solver={"tol": req.tol, "method": "kinematic sweep, then Newton-Euler of the bodies (dynamics model), "
@@ -310,6 +394,8 @@ def _stats(values: np.ndarray) -> tuple[float, float, int]:
 def summarise(mech: CompiledMechanism, path: np.ndarray, fr: ks.ForcesResult, req: ForcesRequest) -> dict:
     """Peak and RMS input torque/force (RMS over the sweep points: over the input angle for a
     uniform sweep), largest joint force and where, shaking force and moment peaks and RMS."""
+    from ..core import kinetostatics as ks
+
     where = lambda i: format_inputs(mech, path[i]) if i >= 0 else ""  # noqa: E731
     inputs = {}
     for k, qi in enumerate(mech.q_actuated):
@@ -351,15 +437,10 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     input: every sign change of the holding torque), or near the start point (no sweep, or
     several inputs). Columns: joint variables, holding torque left (the residual), reduced
     stiffness (N m/rad or N/m), stability, status."""
-    if mech.n_actuated == 0:
-        raise AnalysisInputError("--equilibrium needs the free inputs marked `actuated: true` (the variables "
-                                 "that place the mechanism)")
-    base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-    path, _ = sweep_path(mech, base, req.sweeps, req.mode)
-    loads = extra_loads(mech, req.loads, "--load")
-    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
-    ok = res.status == Status.CONVERGED
-    gravity = None if req.gravity else np.zeros(3)
+    from ..core import kinetostatics as ks
+
+    motion = _swept_motion(mech, req, equilibrium=True)
+    path, loads, res, ok, gravity = motion.path, motion.loads, motion.res, motion.ok, motion.gravity
     sweep_evs = sweep_events(mech, res, path)
     messages: list[str] = []  # notes of the search
     if ok.any():

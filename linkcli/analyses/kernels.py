@@ -1,5 +1,6 @@
-"""Compile every numba kernel ahead of time (``linkcli compile``), e.g. when building a container
-image or a CI cache, so that no later run compiles or runs interpreted kernels.
+"""When an analysis's numba kernels are compiled (:func:`plan`), and compiling every kernel ahead of
+time (``linkcli compile``), e.g. when building a container image or a CI cache, so that no later
+run compiles or runs interpreted kernels.
 
 numba compiles a kernel (and everything it calls) for the argument types of its first call, and
 every analysis passes the same record types whatever the mechanism (planar or spatial, any
@@ -48,11 +49,30 @@ drivers:
 """
 
 
+def plan(kernel_set: str | None, units: float = 0.0, *, many: bool = False):
+    """Decide whether this process runs the kernels of ``kernel_set`` (a key of
+    :data:`linkcli.core.jit.KERNEL_SETS`) compiled or interpreted, for a run of ``units`` work
+    units (:meth:`linkcli.core.jit.KernelSet.work_units`): :func:`linkcli.core.jit.plan_kernels`,
+    the measured "ski rental" rule. ``None``: the analysis runs no compiled kernel
+    (:func:`linkcli.core.jit.plan_without_kernels`). ``many``: this process makes many runs (a
+    batch worker). Call it before anything imports the kernels; idempotent (a second call follows
+    the first). Returns the :class:`linkcli.core.jit.Plan`; a bad ``LINKCLI_JIT`` is an
+    AnalysisInputError."""
+    from ..core import jit
+    from ..errors import AnalysisInputError
+
+    try:
+        return jit.plan_kernels(kernel_set, units, many=many) if kernel_set else jit.plan_without_kernels()
+    except ValueError as exc:  # a bad LINKCLI_JIT
+        raise AnalysisInputError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class CompileReport:
     """``compiled``: numba compiled (or loaded) the kernels; ``cpu_s``: CPU seconds of this process
     so far (interpreter start-up and imports included: what the command costs);
-    ``was_cached``: the simulate kernels were already in numba's cache; ``reason``: why not."""
+    ``was_cached``: every kernel set (:data:`linkcli.core.jit.KERNEL_SETS`: simulate, forces) was
+    already in numba's cache; ``reason``: why not."""
 
     compiled: bool
     cpu_s: float
@@ -74,7 +94,7 @@ def compile_kernels() -> CompileReport:
     from .inputs import Sweep
     from .simulate import SimulateRequest, run_simulate
 
-    was_cached = jit.kernels_cached("simulate")
+    was_cached = all(jit.kernels_cached(name) for name in jit.KERNEL_SETS)
     if not jit.require_compiled():
         reason = ("numba is not installed (pip install 'linkcli[fast]')" if not jit.numba_available() else
                   "kernels run as Python here (LINKCLI_JIT=never or LINKCLI_NO_JIT is set)")
@@ -82,7 +102,8 @@ def compile_kernels() -> CompileReport:
     data, smap = load_yaml(WARMUP_MECHANISM, "<linkcli compile>")
     loaded = validate_document(data, smap, "<linkcli compile>")
     mech = compile_mechanism(loaded.model)
-    outcome = run_simulate(mech, SimulateRequest(t_end=0.01, dt=1e-3), loaded)  # records the compile cost
+    # each analysis records the compile cost of its kernel set (what its first call compiled)
+    outcome = run_simulate(mech, SimulateRequest(t_end=0.01, dt=1e-3), loaded)
     run_forces(mech, ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 1.0, None, 5)]), loaded)
     from ..core.sweep import solve_sweep
 

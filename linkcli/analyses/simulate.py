@@ -198,17 +198,14 @@ def plan_kernels(mech: CompiledMechanism, req: SimulateRequest, many: bool = Fal
     and the number of steps; idempotent. Call it before anything imports the kernels; the returned
     plan's ``compile and cold`` means this run compiles them (about ``compile_s`` s of CPU).
     ``many``: this process makes many runs (a batch worker), so it compiles on a cold cache."""
-    from ..core import jit
     from ..model.sizes import simulation_size_problem
+    from .kernels import plan
 
     problem = simulation_size_problem(req.t_end, req.dt, req.every)  # also bounds the projection
     if problem:
         raise AnalysisInputError(problem)
     n_steps = max(1, math.ceil(req.t_end / req.dt - 1e-9))
-    try:
-        return jit.plan_kernels("simulate", _work_units(mech, n_steps, n_steps // req.every + 1), many=many)
-    except ValueError as exc:  # a bad LINKCLI_JIT
-        raise AnalysisInputError(str(exc)) from None
+    return plan("simulate", _work_units(mech, n_steps, n_steps // req.every + 1), many=many)
 
 
 def _not_started(status: str, msg: str, messages: list[str]) -> AnalysisOutcome:

@@ -93,7 +93,7 @@ def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
                   loads={**req.loads, **{k: list(v) for k, v in options.loads.items()}},
                   gravity=options.gravity if "gravity" in given else req.gravity,
                   mode=options.mode if "mode" in given else req.mode)
-    return run_forces(mech, req, loaded)
+    return run_forces(mech, req, loaded, many=many)
 # --- end forces ---------------------------------------------------------------------------------------
 
 

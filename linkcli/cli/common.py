@@ -90,6 +90,13 @@ def check_jit_mode() -> None:
 
 
 # -- messages ---------------------------------------------------------------------------------------
+def announce_compile(plan: Any) -> None:
+    """Say so on stderr when this run compiles its kernels (a :class:`linkcli.core.jit.Plan`,
+    decided before they are imported): the one slow run after an install."""
+    if plan.compile and plan.cold:
+        echo_err(f"compiling kernels once, about {plan.compile_s:.0f} s of CPU; later runs start at once")
+
+
 def echo_err(message: str = "") -> None:
     """Lines on stderr (progress, warnings, summaries); control characters and the like in
     them are shown as escapes (:func:`linkcli.errors.visible`: no terminal escape sequence from

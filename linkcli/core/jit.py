@@ -8,11 +8,14 @@ Whether a process compiles is decided once, before the first kernel module is im
 decorators below read it at import): ``LINKCLI_JIT=auto|always|never`` (default ``auto``;
 ``LINKCLI_NO_JIT`` set to any non-empty value means ``never`` and wins, e.g. for debugging or
 coverage). In ``auto`` mode an analysis that knows its size calls :func:`plan_kernels` first
-(a "ski rental" rule, see :func:`decide`): with numba's cache of the kernels on disk they are
-compiled (loaded); on a cold cache they run interpreted while this machine's interpreted CPU
-time so far plus this run's projection stays below the measured compile cost, else they are
-compiled now. Code that imports kernels without a plan (library users of ``linkcli.core``,
-tests) gets compiled kernels, as before.
+(a "ski rental" rule, see :func:`decide`) for its kernel set (:data:`KERNEL_SETS`: simulate,
+forces; each declares its modules and how a run's cost is projected): with numba's cache of the
+kernels on disk they are loaded, unless the run is projected to cost less interpreted than
+loading them; on a cold cache they run interpreted while this machine's interpreted CPU time so
+far plus this run's projection stays below the measured compile cost, else they are compiled
+now. An analysis that runs no kernel but imports kernel modules (the equilibrium) calls
+:func:`plan_without_kernels`. Code that imports kernels without a plan (library users of
+``linkcli.core``, tests) gets compiled kernels, as before.
 
 numba is imported on the first decorated function only, so modules that do not use kernels
 (``import linkcli``, the CLI's ``--help``) never pay its import time.
@@ -151,9 +154,47 @@ def require_compiled() -> bool:
 #: unit); the banded step solve's work grows a little faster than the body count.
 SIZE_EXPONENT = 1.3
 DEFAULT_SECONDS_PER_UNIT = 3.0e-4
-#: CPU seconds of compiling the simulate kernels with an empty cache (motor_fourbar.yaml; replaced
-#: by this machine's own figure after its first compile)
-DEFAULT_COMPILE_S = {"simulate": 36.0}
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    """The compiled kernels one analysis runs, and how the cost of a run is projected.
+
+    ``modules``: its kernel modules (paths under ``linkcli/core``), whose numba index files tell
+    whether the set is cached (:func:`kernels_cached`); a run's size in work units is
+    ``items * n_bodies ** size_exponent`` (:meth:`work_units`; ``item`` says what the analysis
+    counts); ``seconds_per_unit``: interpreted CPU per unit and ``compile_s``: CPU of compiling
+    the set on an empty cache, both measured defaults that this machine's record replaces
+    (:func:`record_run`)."""
+
+    modules: tuple[str, ...]
+    item: str
+    size_exponent: float
+    seconds_per_unit: float
+    compile_s: float
+
+    def work_units(self, items: float, n_bodies: int) -> float:
+        """``items * n_bodies ** size_exponent`` (at least one body: the items' bookkeeping)."""
+        return float(items) * float(max(n_bodies, 1)) ** self.size_exponent
+
+
+#: Every kernel set and its projection, in one place (benchmarks/README.md "First run" for the
+#: measurements). ``forces`` (inverse dynamics along a sweep: constraint rows and applied forces,
+#: then reactions, energies and element states per point): interpreted 0.11 ms per point and
+#: body, growing linearly with the bodies (planar four-bar chains of 3, 11, 21, 41 bodies: 0.11,
+#: 0.10, 0.11, 0.11 ms; spatial models of 3 bodies 0.18-0.20 ms per point and body), compiled
+#: ~180-240x faster (1 Dec 2026, load ~1.5); the compile on an empty cache ~13 s of CPU. Its
+#: modules are those holding the kernels it calls first (rows_and_forces, model_struct and the
+#: helpers are compiled with them).
+KERNEL_SETS: dict[str, KernelSet] = {
+    "simulate": KernelSet(("dynamics/integrator.py", "dynamics/node_multipliers.py", "dynamics/outputs.py",
+                           "dynamics/structs_generated.py"), "a step or a saved sample", SIZE_EXPONENT,
+                          DEFAULT_SECONDS_PER_UNIT, 36.0),
+    "forces": KernelSet(("kinetostatics.py", "dynamics/outputs.py"), "a point of the motion", 1.0, 1.2e-4, 13.0),
+}
+#: CPU seconds of compiling each kernel set with an empty cache (replaced by this machine's own
+#: figure after its first compile)
+DEFAULT_COMPILE_S = {name: kset.compile_s for name, kset in KERNEL_SETS.items()}
 #: what a run with cached compiled kernels costs beyond the interpreted one's kernel time: importing
 #: numba and loading the cached kernels (s of CPU), and the compiled kernels' speed-up
 COMPILED_LOAD_S = 0.6
@@ -162,7 +203,7 @@ COMPILED_SPEEDUP = 30.0
 
 def work_units(n_steps: int, n_samples: int, n_bodies: int) -> float:
     """Size of a simulation for the cost projection: (steps + saved samples) * bodies**1.3."""
-    return float(n_steps + n_samples) * float(max(n_bodies, 1)) ** SIZE_EXPONENT
+    return KERNEL_SETS["simulate"].work_units(n_steps + n_samples, n_bodies)
 
 
 def excess_cost(interpreted_s: float) -> float:
@@ -194,7 +235,8 @@ def decide(mode: str, *, numba_ok: bool, cached: bool, projected_s: float, rent_
     are always used; on a cold cache the run is interpreted while ``rent_paid_s`` (the excess CPU
     of earlier interpreted runs on this machine since the last compile, :func:`excess_cost`) plus
     this run's projected excess stays below ``compile_s`` (the compile cost measured on this
-    machine), and compiled otherwise.
+    machine), and compiled otherwise. A run projected to cost less interpreted than loading the
+    cached kernels (no excess, :func:`excess_cost`) is interpreted even when they are cached.
 
     Ski rental: with accurate projections, the total CPU over any sequence of runs is at most
     twice that of the best choice in hindsight (compile before the first run, or never). Measured
@@ -212,8 +254,11 @@ def decide(mode: str, *, numba_ok: bool, cached: bool, projected_s: float, rent_
     if mode == "always" or (many and not cached):
         why = "LINKCLI_JIT=always" if mode == "always" else "many runs in this process"
         return Plan(True, not cached, f"compiled ({why})", projected_s, compile_s if not cached else 0.0)
-    if cached:
-        return Plan(True, False, "compiled kernels cached", projected_s, 0.0)
+    if cached:  # loading them costs COMPILED_LOAD_S: not worth it for a run shorter than that
+        if many or excess_cost(projected_s) > 0.0:
+            return Plan(True, False, "compiled kernels cached", projected_s, 0.0)
+        return Plan(False, False, f"interpreted: {projected_s:.3g} s projected, less than loading the cached "
+                    "kernels", projected_s)
     if rent_paid_s + excess_cost(projected_s) < compile_s:
         return Plan(False, True, f"interpreted: {projected_s:.3g} s projected, {rent_paid_s:.3g} s paid of a "
                     f"{compile_s:.3g} s compile", projected_s, compile_s)
@@ -273,16 +318,17 @@ def _entry(record: dict, kernel_set: str) -> dict:
         v = e.get(key)
         return float(v) if isinstance(v, int | float) and math.isfinite(v) and v >= 0 else default
 
+    declared = KERNEL_SETS.get(kernel_set)
     return {"rent_paid_s": num("rent_paid_s", 0.0),
-            "seconds_per_unit": num("seconds_per_unit", 0.0) or DEFAULT_SECONDS_PER_UNIT,
+            "seconds_per_unit": num("seconds_per_unit", 0.0) or (declared.seconds_per_unit if declared else
+                                                                 DEFAULT_SECONDS_PER_UNIT),
             "compile_s": num("compile_s", 0.0) or DEFAULT_COMPILE_S.get(kernel_set, max(DEFAULT_COMPILE_S.values())),
             "runs": int(num("runs", 0))}
 
 
 #: the kernel modules of each kernel set (their numba index files tell whether it is cached;
 #: tests/test_jit_plan.py checks that a compiled run leaves them)
-KERNEL_MODULES = {"simulate": ("dynamics/integrator.py", "dynamics/node_multipliers.py", "dynamics/outputs.py",
-                               "dynamics/structs_generated.py")}
+KERNEL_MODULES = {name: kset.modules for name, kset in KERNEL_SETS.items()}
 
 
 def kernels_cached(kernel_set: str) -> bool:
@@ -298,7 +344,8 @@ _plans: dict[str, Plan] = {}
 
 def plan_kernels(kernel_set: str, units: float, *, many: bool = False) -> Plan:
     """Decide (:func:`decide`) and fix this process's mode for a run of ``units`` work units
-    (:func:`work_units`) of ``kernel_set`` ("simulate"), before its kernel modules are imported;
+    (:meth:`KernelSet.work_units`) of ``kernel_set`` (a key of :data:`KERNEL_SETS`), before its kernel
+    modules are imported;
     ``many``: see :func:`decide`.
     When the mode is already fixed (kernels imported earlier in the process), the plan follows it.
     Raises ValueError for a bad ``LINKCLI_JIT``."""
@@ -316,6 +363,21 @@ def plan_kernels(kernel_set: str, units: float, *, many: bool = False) -> Plan:
                       rent_paid_s=e["rent_paid_s"], compile_s=e["compile_s"], many=many)
         _set_compiling(plan.compile)
     _plans[kernel_set] = plan
+    return plan
+
+
+def plan_without_kernels() -> Plan:
+    """Fix this process's mode for an analysis that runs no compiled kernel but imports kernel
+    modules for their Python helpers (importing them in a process whose mode is not fixed would
+    import numba, and compile the kernels that have an explicit signature, for nothing):
+    interpreted, unless ``LINKCLI_JIT=always`` or the mode is fixed already. Raises ValueError
+    for a bad ``LINKCLI_JIT``."""
+    mode = requested_mode()
+    if mode_fixed():
+        compiled = jit_enabled()
+        return Plan(compiled, False, f"{'compiled' if compiled else 'interpreted'} (fixed earlier in this process)")
+    plan = decide(mode, numba_ok=numba_available(), cached=True, projected_s=0.0, rent_paid_s=0.0, compile_s=0.0)
+    _set_compiling(plan.compile)
     return plan
 
 

@@ -34,6 +34,7 @@ Numerics only (no I/O); SI units, world frame throughout.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -194,6 +195,10 @@ class ForcesResult:
     balance_residual (n,) N: largest |G^T lambda - (Q - M a)| of the solve, moment components
         divided by the mechanism size (m, :func:`linkcli.core.loop_closure.mechanism_size`).
     warnings: statically indeterminate (minimum-norm reactions) and the like.
+    kernel_cpu_s, kernel_points: CPU seconds spent in the kernels (numba-compiled or interpreted: constraint
+        rows and applied forces, then the per-point outputs), a first call's compile or cache
+        load included, and the number of points they ran at; what the analysis records for its
+        compile decision (:mod:`.jit`).
     """
 
     status: np.ndarray
@@ -216,6 +221,8 @@ class ForcesResult:
     residual: np.ndarray
     balance_residual: np.ndarray
     warnings: tuple[str, ...]
+    kernel_cpu_s: float = 0.0
+    kernel_points: int = 0
 
 
 def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -257,7 +264,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     drv = np.ascontiguousarray(qs[:, dm.driver_q])
     n_rows, n_gen = model.row_index.shape[0], v_gen.shape[1]
     G, Q = np.zeros((len(idx), n_rows, n_gen)), np.zeros((len(idx), n_gen))
+    clock = time.process_time()
     _rows_and_loads(as_kernel(model), bm.pos, bm.rot, np.ascontiguousarray(qs), v_gen, drv, G, Q)
+    kernel_s = time.process_time() - clock
     lam, redundant, idle = _multipliers(model, G, Q - Ma, mechanism_size(dm))
     unbalanced = np.zeros(len(idx), bool)
     if idle:
@@ -274,7 +283,9 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
     if redundant:
         warnings.append(f"{redundant} redundant constraint equation(s): the mechanism is statically indeterminate, "
                         "reactions are the minimum-norm solution")
+    clock = time.process_time()
     s = sample_outputs(model, dm.link_cg[1:], bm.pos, bm.rot, bm.vel, bm.omg, qs, drv, lam)
+    kernel_s += time.process_time() - clock
     drv_rows = np.flatnonzero(model.row_index[:, R_DRIVER] >= 0)
     driver_force = np.zeros((len(idx), n_act))
     driver_force[:, model.row_index[drv_rows, R_DRIVER]] = -lam[:, drv_rows]
@@ -296,7 +307,7 @@ def inverse_dynamics(mech: CompiledMechanism, q: np.ndarray, qd: np.ndarray, qdd
         arr = getattr(out, name)
         arr[idx] = np.where(bad.reshape((-1,) + (1,) * (value.ndim - 1)), np.nan, value)
     status[idx[bad]] = SINGULAR
-    return replace(out, warnings=tuple(warnings))
+    return replace(out, warnings=tuple(warnings), kernel_cpu_s=kernel_s, kernel_points=len(idx))
 
 
 def _empty(n, nb, nj, n_act, n_ax, n_to, status, warnings) -> ForcesResult:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..common import announce_compile, echo_err, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 from .solve import SetOption, SweepOption, ZipOption
 
@@ -102,6 +102,10 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, set_=set_, sweep=sweep, zip_=zip_, speed=speed, acceleration=acceleration,
                         static=static, load=load, gravity=gravity)
+    if not quiet:  # the compile decision, before the kernels are imported
+        from linkcli.analyses.forces import plan_kernels
+
+        announce_compile(plan_kernels(mech, req, equilibrium=equilibrium))
     if equilibrium:
         from linkcli.analyses.forces import run_equilibrium
 

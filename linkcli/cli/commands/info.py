@@ -105,6 +105,7 @@ def _si(values) -> float | list:
 def compiled_parameters(mech: CompiledMechanism, model: Any) -> list[dict[str, Any]]:
     """Every physical parameter as the solver uses it, SI: ``{"parameter", "value", "unit"}``
     (links' mass, cg, inertia; gravity; springs, dampers, loads; driver profiles)."""
+    from linkcli.compile import force_elements
     from linkcli.core.mechanism import DRIVE_TORQUE
 
     rows: list[dict[str, Any]] = []
@@ -120,17 +121,16 @@ def compiled_parameters(mech: CompiledMechanism, model: Any) -> list[dict[str, A
         add(f"links.{name}.mass", mech.link_mass[i], "kg")
         add(f"links.{name}.cg", mech.link_cg[i][dims], "m")
         add(f"links.{name}.inertia", mech.link_inertia[i][2, 2] if mech.planar else mech.link_inertia[i], "kg m^2")
-    # compile lists springs before dampers, linear in axial_*, torsional in torsional_*
-    n_axial = sum(e.type == "linear" for e in model.springs.values())
-    n_tors = sum(e.type == "torsional" for e in model.springs.values())
-    for k, name in enumerate(mech.axial_names):
-        if k < n_axial:
+    # which compiled element is which spring or damper: compile's own order, from compile
+    axial, torsional = force_elements(model)
+    for k, (section, name, _) in enumerate(axial):
+        if section == "springs":
             add(f"springs.{name}.stiffness", mech.axial_stiffness[k], "N/m")
             add(f"springs.{name}.free_length", mech.axial_free_length[k], "m")
         else:
             add(f"dampers.{name}.damping", mech.axial_damping[k], "N s/m")
-    for k, name in enumerate(mech.torsional_names):
-        if k < n_tors:
+    for k, (section, name, _) in enumerate(torsional):
+        if section == "springs":
             add(f"springs.{name}.stiffness", mech.torsional_stiffness[k], "N m/rad")
             add(f"springs.{name}.free_angle", mech.torsional_free_angle[k], "rad")
         else:

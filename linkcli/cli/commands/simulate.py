@@ -14,7 +14,15 @@ from typing import Annotated, Any
 
 import typer
 
-from ..common import echo_err, emit_table, finish, interrupt_requests, load_and_compile, print_diagnostics
+from ..common import (
+    announce_compile,
+    echo_err,
+    emit_table,
+    finish,
+    interrupt_requests,
+    load_and_compile,
+    print_diagnostics,
+)
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 DtOption = Annotated[float | None, typer.Option("--dt", help="Time step [s].", show_default=False)]
@@ -100,9 +108,7 @@ def _announce_compile(req, mech) -> None:
     """Say so when this run compiles the kernels (decided before they are imported)."""
     from linkcli.analyses.simulate import plan_kernels
 
-    plan = plan_kernels(mech, req)
-    if plan.compile and plan.cold:
-        echo_err(f"compiling kernels once, about {plan.compile_s:.0f} s of CPU; later runs start at once")
+    announce_compile(plan_kernels(mech, req))
 
 
 class _progress:

@@ -14,7 +14,9 @@ owned by the Python namedtuples that hold their arrays (:func:`.structs.as_kerne
 never needs to own them. Field writes (the constructors in :mod:`.structs_generated`) keep
 numba's implementation, which needs reference counting.
 
-Imported only where numba is used (by :mod:`.structs_generated`).
+Imported only where numba is used (by :mod:`.structs_generated`). When a numba release moves the
+internals used here (:func:`linkcli.core.jit.borrowed_struct_reads`), :func:`register` is
+numba's own ``structref.register`` and the kernels keep reference counting.
 """
 
 from __future__ import annotations
@@ -22,14 +24,21 @@ from __future__ import annotations
 from numba.core import cgutils, imputils
 from numba.core.datamodel import default_manager, models
 from numba.core.extending import infer_getattr, lower_getattr_generic, lower_setattr_generic
-from numba.core.runtime.nrtdynmod import _meminfo_struct_type
 from numba.core.typing.templates import AttributeTemplate
-from numba.experimental.structref import _Utils
+from numba.experimental import structref
+
+from ..jit import borrowed_struct_reads
 
 
 def register(struct_typeclass):
     """Register ``struct_typeclass`` (a ``types.StructRef`` subclass) as numba's
-    ``structref.register`` does, with field reads that need no reference counting."""
+    ``structref.register`` does, with field reads that need no reference counting (numba's
+    own registration when :func:`~linkcli.core.jit.borrowed_struct_reads` is False)."""
+    if not borrowed_struct_reads():
+        return structref.register(struct_typeclass)
+    from numba.core.runtime.nrtdynmod import _meminfo_struct_type
+    from numba.experimental.structref import _Utils
+
     default_manager.register(struct_typeclass, models.StructRefModel)
 
     @infer_getattr

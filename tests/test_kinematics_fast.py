@@ -335,7 +335,7 @@ def test_continuation_rules_are_stated_once():
     rules = [n for n, v in vars(continuation).items() if callable(v) and getattr(v, "__module__", "") ==
              continuation.__name__]
     assert set(rules) == {"corrector_left_branch", "det_sign_flipped", "fine_point_left_branch",
-                          "det_sign_left_branch", "hermite_weights"}
+                          "det_sign_left_branch", "hermite_weights", "predictor_step_limit"}
     for name in ("sweep.py", "sweep_kernel.py"):
         src = (REPO / "linkcli" / "core" / name).read_text()
         for threshold in ("0.3 * moved", "0.25 * span", "* d1 < 0", "2 * t3 - 3 * t2", "t**3"):

@@ -15,10 +15,31 @@ changing it, delete ``linkcli/core/__pycache__`` (see jit.py's caching caveat).
 
 from __future__ import annotations
 
+import math
+
 #: step bisections of one continuation step (the smallest step is 2**-MAX_DEPTH of the first)
 MAX_DEPTH = 10
 #: corrector iterations per point
 MAX_ITER = 50
+
+
+#: the largest change of a passive rotation (rad) one predictor step may propose: a quarter turn.
+#: The predictor is the linear model q0 + N(q0) dQ of loop-closure equations in cos q, sin q;
+#: at a quarter turn its error (1 - cos) is as large as the step itself (sin), so a larger
+#: proposal is no prediction at all. It comes from a nearly singular J_p (N(q0) ~ 1 / sigma_min),
+#: and the corrector started there can converge whole turns away, which the distance test
+#: below (relative to the step) cannot see. Such a step is bisected; where even the smallest
+#: step proposes more, the point is not reached on the branch (an event, never an ok row).
+MAX_PREDICTED_ROTATION = 0.5 * math.pi
+#: the same limit for a passive translation, in units of the mechanism size L (the largest
+#: frame or joint offset): a quarter turn of a link of length L moves its end by ~L.
+MAX_PREDICTED_TRANSLATION = 1.0
+
+
+def predictor_step_limit(is_rotation, size):
+    """Largest change of one passive variable a predictor step may propose: rad for a rotation,
+    m for a translation (``size`` = the mechanism size, m)."""
+    return MAX_PREDICTED_ROTATION if is_rotation else MAX_PREDICTED_TRANSLATION * size
 
 
 def corrector_left_branch(dev, moved):

@@ -82,6 +82,7 @@ _fine_point_left_branch = _compiled(rules.fine_point_left_branch)
 _det_sign_flipped = _compiled(rules.det_sign_flipped)
 _det_sign_left_branch = _compiled(rules.det_sign_left_branch)
 _hermite_weights = _compiled(rules.hermite_weights)
+_predictor_step_limit = _compiled(rules.predictor_step_limit)
 
 
 # must equal loop_closure.Status (checked by tests/test_kinematics_fast.py)
@@ -865,6 +866,20 @@ def _passive_condition(mi, wf, sl):
 
 
 @_compiled
+def _predicted_too_far(mi, mf, wf, qp, qc):
+    """A predictor q_pred (at wf[qp:]) changes some passive variable of q0 (at wf[qc:]) by more
+    than continuation.predictor_step_limit (the mechanism size is 1 / the first residual scale,
+    loop_closure._residual_scale); also True for a NaN prediction."""
+    o_pas, o_vrot, n_c = mi[O_PASSIVE], mi[O_VROT], mi[H_NC]
+    size = 1.0 / mf[mi[O_SCALE]] if n_c > 0 else np.inf
+    for m in range(mi[H_NP]):
+        p = mi[o_pas + m]
+        if not abs(wf[qp + p] - wf[qc + p]) <= _predictor_step_limit(mi[o_vrot + p] == 1, size):
+            return True
+    return False
+
+
+@_compiled
 def _predict(mi, wf, wi, a0, a1, sl, cached, has_prev):
     """Predictor into wf[W_QP] with q0, J(q0) in slot sl (as loop_closure.tangent_map): the tangent
     q0 + N(q0) (a1 - a0), or, where J_p(q0) is (nearly) singular and ``has_prev`` (an earlier
@@ -982,7 +997,7 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_p
         for k in range(n_q):
             moved = max(moved, abs(wf[qp + k] - wf[qc + k]))
             dev = max(dev, abs(wf[qo + k] - wf[qp + k]))
-        ok = st == CONVERGED and not _corrector_left_branch(dev, moved)
+        ok = st == CONVERGED and not _corrector_left_branch(dev, moved) and not _predicted_too_far(mi, mf, wf, qp, qc)
         if ok and dep < max_depth and _det_flipped(mi, wf, wi, cur, sl):
             ok = False  # bisect (continuation.det_sign_flipped says why)
         if ok:
@@ -1091,7 +1106,7 @@ def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     for k in range(n_q):
         moved = max(moved, abs(wf[q1 + k] - wf[qp + k]))
         dev = max(dev, abs(wf[qo + k] - wf[q1 + k]))
-    return not _corrector_left_branch(dev, moved)
+    return not _corrector_left_branch(dev, moved) and not _predicted_too_far(mi, mf, wf, q1, qp)
 
 
 @_compiled
@@ -1326,8 +1341,8 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                 reassembled[c] = True
         status[c] = st
         _finish(mi, mf, wf, wi, Q, c, st, s1, q_out, resid, worst, cond, det)
-        if st == CONVERGED:
-            prev_ok, last_ok = last_ok, c
+        if st == CONVERGED:  # (the secant's earlier point only when no failed point lies between)
+            prev_ok, last_ok = (last_ok if last_ok == prev else -1), c
             _copy_slot(mi, wf, s_ok, s1)
         prev = c
 

@@ -191,3 +191,53 @@ def test_first_point_falls_back_to_assembly_at_the_first_input(monkeypatch):
     ref = sweep._solve_sweep_interpreted(mech, Q, first.q, 1e-10, np.radians(10.0))
     np.testing.assert_array_equal(r.status, ref.status)
     np.testing.assert_allclose(r.q, ref.q, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["fourbar", "rssr_spatial"])
+def test_non_finite_input_is_never_converged(name):
+    """A NaN input (reaching the kernel past solve_sweep's check, as a study's worker may call
+    it) fails at that point, compiled and interpreted alike: NaN compares False, so
+    ``err > tol`` used to let a NaN residual through as converged (compiled) while the
+    interpreted kernel raised ZeroDivisionError in the LU of a NaN J_p. Its loop residual is
+    reported as NaN, not 0 (max() dropped NaN); its neighbours converge as usual. (An infinite
+    input is left to solve_sweep's check: plain Python's math.cos raises on it where numba's
+    returns NaN.)"""
+    mech = load(REPO / "mechanisms" / f"{name}.yaml")
+    a0 = mech.q_init[mech.q_actuated][0]
+    Q = np.array([[a0], [np.nan], [a0 + 0.2]])
+    results = [f(mech, Q, mech.q_init, 1e-10, np.radians(10.0))
+               for f in (sweep._solve_sweep_compiled, sweep._solve_sweep_interpreted)]
+    for r in results:
+        assert r.status[0] == Status.CONVERGED and r.status[2] == Status.CONVERGED
+        assert r.status[1] != Status.CONVERGED
+        assert not np.isfinite(r.residual[1]).all()
+        assert any(e.index == 1 for e in r.events)
+    np.testing.assert_array_equal(results[0].status, results[1].status)
+
+
+def test_lu_of_a_nan_matrix_is_singular():
+    """The kernel's LU reports a NaN pivot as singular (sign 0), as it does an exact zero
+    (``big == 0.0`` is False for NaN: the interpreted kernel then divided by zero)."""
+    import importlib
+
+    for kernel in (importlib.import_module("linkcli.core.sweep_kernel"), sweep._interpreted_kernel()):
+        for A in (np.array([[np.nan, 1.0], [2.0, 3.0]]), np.zeros((2, 2))):
+            wf, wi = A.ravel().copy(), np.zeros(2, dtype=np.int64)
+            assert kernel._lu(wf, wi, 0, 0, 2) == (0.0, 0.0)
+        wf, wi = np.array([2.0, 1.0, 4.0, 3.0]), np.zeros(2, dtype=np.int64)
+        sign, ratio = kernel._lu(wf, wi, 0, 0, 2)
+        assert sign == np.sign(2.0 * 3.0 - 1.0 * 4.0) and 0 < ratio <= 1  # det = 2
+
+
+@pytest.mark.parametrize("argument", ["Q_act", "q_start"])
+@pytest.mark.parametrize("bad", [np.nan, -np.inf])
+def test_solve_sweep_rejects_non_finite_arguments(argument, bad):
+    mech = load(REPO / "mechanisms" / "fourbar.yaml")
+    Q = mech.q_init[mech.q_actuated] + np.zeros((3, 1))
+    q0 = mech.q_init.copy()
+    if argument == "Q_act":
+        Q[1, 0] = bad
+    else:
+        q0[-1] = bad
+    with pytest.raises(ValueError, match=rf"solve_sweep: {argument} must be finite"):
+        sweep.solve_sweep(mech, Q, q0)

@@ -123,6 +123,7 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     q_start = np.asarray(q_start, dtype=float)
     if method not in ("auto", "many"):
         raise ValueError(f"solve_sweep: method must be 'auto' or 'many', not {method!r}")
+    _require_finite(Q_act=Q_act, q_start=q_start)
     if _kernel_model(mech) is None or len(Q_act) == 0:
         return _without_loops(mech, Q_act, q_start)
     compiled = _use_compiled(mech, len(Q_act), many=method == "many")
@@ -132,6 +133,16 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, _interpreted_kernel())
     _record_interpreted(mech, len(Q_act), time.process_time() - cpu)
     return res
+
+
+def _require_finite(**arrays: np.ndarray) -> None:
+    """ValueError naming the first argument with a NaN or infinite entry (the sweep would
+    otherwise report points solved from it as failed, or worse, as converged)."""
+    for name, a in arrays.items():
+        bad = ~np.isfinite(a)
+        if bad.any():
+            where = np.argwhere(bad)[0].tolist()
+            raise ValueError(f"solve_sweep: {name} must be finite; {name}{where} = {a[tuple(where)]}")
 
 
 def _without_loops(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray) -> SweepResult:

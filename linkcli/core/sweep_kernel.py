@@ -643,7 +643,7 @@ def _lu(wf, wi, A, piv, n):
             sign = -sign
             for m in range(n):
                 wf[A + k * n + m], wf[A + p * n + m] = wf[A + p * n + m], wf[A + k * n + m]
-        if big == 0.0:
+        if not big > 0.0:  # (a NaN pivot too)
             return 0.0, 0.0
         pmin, pmax = min(pmin, big), max(pmax, big)
         akk = wf[A + k * n + k]
@@ -824,7 +824,7 @@ def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
     err = _eval(mi, mf, wf, sl, yes)
     d = 0.0
     it = 0
-    while it < max_iter and err > tol and d < 1e6:
+    while it < max_iter and not err <= tol and d < 1e6:  # (NaN never converges)
         ro = _ro(mi, sl)
         for i in range(n_c):
             wf[rhs + i] = -wf[ro + i]
@@ -851,7 +851,7 @@ def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
         else:
             d = max(d * 10.0, 1e-3)
         it += 1
-    if err > tol:
+    if not err <= tol:
         return NO_ASSEMBLY if d >= 1e6 else MAX_ITER
     return CONVERGED
 
@@ -1210,7 +1210,9 @@ def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
     for li in range(n_l):
         e = 0.0
         for m in range(ld):
-            e = max(e, abs(wf[ro + ld * li + m]))
+            x = abs(wf[ro + ld * li + m])
+            if x > e or x != x:  # (a NaN residual stays NaN: max() would drop it)
+                e = x
         resid[i, li] = e
         if resid[i, li] > resid[i, best]:
             best = li

@@ -19,11 +19,24 @@ from linkcli.analyses.forces import ForcesRequest, forces_work_units, plan_kerne
 from linkcli.analyses.inputs import Sweep
 from linkcli.compile import compile_mechanism
 from linkcli.core import jit
-from linkcli.core import kinetostatics as _kernels  # noqa: F401  (imported compiled before a test fakes a fresh process)
 from linkcli.io.loader import load_mechanism
 
 REPO = Path(__file__).resolve().parent.parent
 MOTOR = REPO / "mechanisms" / "motor_fourbar.yaml"
+
+
+@pytest.fixture
+def kernels_imported():
+    """The kernel modules imported compiled, as the suite runs them (here, not at this file's top,
+    so that the subprocess tests below see the analyses' own import order)."""
+    import linkcli.core.kinetostatics  # noqa: F401
+
+
+@pytest.fixture
+def fresh(kernels_imported, fresh_process_state):  # noqa: F811
+    """A fresh process's plan state (test_jit_plan.fresh_process_state) after the kernels were
+    imported (a faked fresh process cannot import them: it never imports numba for real)."""
+    return fresh_process_state
 
 
 def motor():
@@ -79,12 +92,11 @@ def test_a_long_forces_run_compiles_at_once_and_a_cached_short_one_is_interprete
     assert plan_kernels(mech, short, many=True).compile  # a batch worker loads them once for many runs
 
 
-def test_run_forces_plans_before_the_kernels_and_records_their_cpu(fresh_process_state, monkeypatch,  # noqa: F811
-                                                                   tmp_path):
+def test_run_forces_plans_before_the_kernels_and_records_their_cpu(fresh, monkeypatch, tmp_path):
     loaded, mech = motor()
     monkeypatch.setattr(jit, "kernels_cached", lambda kernel_set: False)
     out = run_forces(mech, ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 6.0, None, 25)]), loaded)
-    assert out.n_failed == 0 and fresh_process_state["compile"] is False
+    assert out.n_failed == 0 and fresh["compile"] is False
     e = json.loads((tmp_path / "sub" / "record.json").read_text())["forces"]
     assert e["runs"] == 1
     fr = out.result
@@ -92,20 +104,19 @@ def test_run_forces_plans_before_the_kernels_and_records_their_cpu(fresh_process
     assert e["seconds_per_unit"] == pytest.approx(fr.kernel_cpu_s / forces_work_units(mech, 25))
 
 
-def test_the_equilibrium_runs_no_kernel_and_fixes_interpreted_in_auto(fresh_process_state, monkeypatch,  # noqa: F811
-                                                                      tmp_path):
+def test_the_equilibrium_runs_no_kernel_and_fixes_interpreted_in_auto(fresh, monkeypatch, tmp_path):
     loaded, mech = motor()
     for mode, compiled in (("auto", False), ("never", False), ("always", True)):
         monkeypatch.setattr(jit, "_numba", None)
-        fresh_process_state.clear()
+        fresh.clear()
         monkeypatch.setenv("LINKCLI_JIT", mode)
         p = plan_kernels(mech, ForcesRequest(), equilibrium=True)
-        assert p.compile is compiled and fresh_process_state["compile"] is compiled and p.compile_s == 0.0
+        assert p.compile is compiled and fresh["compile"] is compiled and p.compile_s == 0.0
     monkeypatch.setattr(jit, "_numba", None)
-    fresh_process_state.clear()
+    fresh.clear()
     monkeypatch.setenv("LINKCLI_JIT", "auto")
     out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 6.28, None, 73)]), loaded)
-    assert out.n_cases == 4 and fresh_process_state["compile"] is False
+    assert out.n_cases == 4 and fresh["compile"] is False
     assert not (tmp_path / "sub" / "record.json").exists()  # nothing to learn: no kernel ran
 
 
@@ -139,7 +150,7 @@ def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
            "LINKCLI_JIT_RECORD": str(tmp_path / "record.json"), "LINKCLI_JIT": "auto"}
     env.pop("LINKCLI_NO_JIT", None)
-    for extra in ([], ["--equilibrium"]):
+    for extra in ([], ["--equilibrium"], ["-q"], ["--equilibrium", "-q"]):  # -q plans the same way
         out = subprocess.run([sys.executable, "-m", "linkcli", "forces", *extra, str(MOTOR), "-o",
                               str(tmp_path / "out.csv")], env=env, cwd=REPO, capture_output=True, text=True,
                              timeout=300)
@@ -147,7 +158,52 @@ def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
         assert "compiling" not in out.stderr
         assert not list((tmp_path / "numba").rglob("*.nbi")), extra  # nothing compiled
         record = json.loads((tmp_path / "record.json").read_text())
-        assert list(record) == ["forces"] and record["forces"]["runs"] == 1  # the equilibrium adds nothing
+        runs = 1 + ("-q" in extra)  # one forces run per pass; the equilibrium adds nothing
+        assert list(record) == ["forces"] and record["forces"]["runs"] == runs, extra
+
+
+#: a fresh process runs one analysis through the Python API (argv: forces|equilibrium, the file) and
+#: reports which kernel modules were imported when the plan was made, and whether numba got imported
+API_CHILD = """
+import json, sys
+from linkcli.analyses.forces import request_from_defaults, run_equilibrium, run_forces
+from linkcli.compile import compile_mechanism
+from linkcli.core import jit
+from linkcli.io.loader import load_mechanism
+seen = {}
+def spy(real):
+    def planned(*args, **kwargs):
+        seen.setdefault("at_plan", sorted(m for m in sys.modules if m.startswith("linkcli.core.dynamics")
+                                          or m in ("linkcli.core.kinetostatics", "numba")))
+        return real(*args, **kwargs)
+    return planned
+jit.plan_kernels, jit.plan_without_kernels = spy(jit.plan_kernels), spy(jit.plan_without_kernels)
+loaded = load_mechanism(sys.argv[2])
+mech = compile_mechanism(loaded.model)
+run = run_forces if sys.argv[1] == "forces" else run_equilibrium
+out = run(mech, request_from_defaults(loaded.model), loaded)
+print(json.dumps({**seen, "numba": "numba" in sys.modules, "rows": out.n_cases}))
+"""
+
+
+@pytest.mark.parametrize("analysis", ["forces", "equilibrium"])
+def test_the_python_api_plans_before_importing_any_kernel_module(tmp_path, analysis):
+    """run_forces / run_equilibrium called from Python in a fresh process (auto mode, empty numba
+    cache): the plan is made before kinetostatics or the dynamics package is imported (importing
+    them first fixed the process to compiled kernels: 40 index files and ~13 s of CPU for a
+    73-point forces run), nothing is compiled, and the equilibrium never imports numba."""
+    pytest.importorskip("numba")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+           "LINKCLI_JIT_RECORD": str(tmp_path / "record.json"), "LINKCLI_JIT": "auto"}
+    env.pop("LINKCLI_NO_JIT", None)
+    out = subprocess.run([sys.executable, "-c", API_CHILD, analysis, str(MOTOR)], env=env, cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["at_plan"] == [] and report["rows"] > 0
+    assert not list((tmp_path / "numba").rglob("*.nbi"))
+    if analysis == "equilibrium":
+        assert report["numba"] is False
 
 # --- interpreted = compiled ----------------------------------------------------------------------------
 #: examples whose equilibrium search takes seconds (it runs no kernel: nothing to compare)

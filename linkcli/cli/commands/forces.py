@@ -102,10 +102,11 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, set_=set_, sweep=sweep, zip_=zip_, speed=speed, acceleration=acceleration,
                         static=static, load=load, gravity=gravity)
-    if not quiet:  # the compile decision, before the kernels are imported
-        from linkcli.analyses.forces import plan_kernels
+    from linkcli.analyses.forces import plan_kernels
 
-        announce_compile(plan_kernels(mech, req, equilibrium=equilibrium))
+    plan = plan_kernels(mech, req, equilibrium=equilibrium)  # the compile decision (also with -q): the first step
+    if not quiet:
+        announce_compile(plan)
     if equilibrium:
         from linkcli.analyses.forces import run_equilibrium
 

@@ -68,8 +68,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     req = replace(req, **overrides,
                   set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
-    if not quiet:
-        _announce_compile(req, mech)
+    _plan_and_announce(req, mech, quiet)  # the compile decision (also with -q): before any kernel import
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
     # rows are tabulated chunk by chunk into a scratch file next to the output (bounded memory)
     scratch = _scratch_dir(output)
@@ -104,11 +103,14 @@ def _scratch_dir(output: Path | None) -> str | None:
     return str(Path(output).resolve().parent)
 
 
-def _announce_compile(req, mech) -> None:
-    """Say so when this run compiles the kernels (decided before they are imported)."""
+def _plan_and_announce(req, mech, quiet: bool) -> None:
+    """Plan the kernels (the analysis plans again, idempotent) and say so when this run compiles
+    them (decided before they are imported)."""
     from linkcli.analyses.simulate import plan_kernels
 
-    announce_compile(plan_kernels(mech, req))
+    plan = plan_kernels(mech, req)
+    if not quiet:
+        announce_compile(plan)
 
 
 class _progress:

@@ -181,9 +181,10 @@ def _scratch(action, *args):
     except OSError as exc:
         from ..io.writers import OutputError
 
-        raise OutputError(f"cannot keep the simulation's rows in a scratch file: {exc.strerror or exc}; free disk "
-                          "space (the scratch file is in the output's directory, else the temporary directory: "
-                          "TMPDIR) or save fewer rows (--every)") from None
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        raise OutputError(f"cannot keep the simulation's rows in a scratch file: {exc.strerror or exc}{where}; "
+                          "check that the output's directory exists and is writable, free disk space there (for "
+                          "stdout: in the temporary directory, TMPDIR) or save fewer rows (--every)") from None
 
 
 def _work_units(mech: CompiledMechanism, n_steps: int, n_samples: int) -> float:

@@ -16,6 +16,7 @@ import typer
 
 from ..common import (
     announce_compile,
+    check_output,
     echo_err,
     emit_table,
     finish,
@@ -56,6 +57,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
 
         check_figure_path(plot)
     loaded, mech = load_and_compile(file)
+    check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every),

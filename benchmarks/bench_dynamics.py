@@ -13,10 +13,14 @@ Scaling (``--scaling``): CPU time per step of planar chains of 5, 10, 20, 40 cou
 (11 .. 81 bodies, see :func:`fourbar_chain`), the log-log slope of cost against bodies, and the
 CPU time of a whole 20 s run of the 81-body chain at dt 1e-3.
 
-Run: ``python benchmarks/bench_dynamics.py [--repeat 5] [--scaling]``. Prints a table of CPU times of this
-process (``time.process_time``, best of ``--repeat``; wall times swing with the load of a
-shared machine, CPU times much less), the accuracy of both, and numba's compile/load times
-(wall) measured in fresh processes (cold: empty cache directory; cached: the package's cache).
+Against another checkout (``--baseline DIR``, e.g. a ``git worktree`` of an older commit): W3
+stepping only, CPU of ``simulate`` in both, in alternating rounds of one run (:func:`run_against`).
+
+Run: ``python benchmarks/bench_dynamics.py [--repeat 5] [--scaling] [--baseline DIR]``.
+Prints a table of CPU times of this process (``time.process_time``, best of ``--repeat``; wall
+times swing with the load of a shared machine, CPU times much less), the accuracy of both, and
+numba's compile/load times (wall) measured in fresh processes (cold: empty cache directory;
+cached: the package's cache).
 """
 
 from __future__ import annotations
@@ -186,6 +190,76 @@ def first_call_times(cold: bool) -> tuple[float, float]:
     return imp, first
 
 
+# --- W3 against another checkout, alternating rounds in one run -------------------------------------
+WORKER = """
+import os, sys, time
+for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(v, "1")
+import numpy as np
+from linkcli.compile import compile_mechanism
+from linkcli.core.dynamics import simulate
+from linkcli.io.loader import load_mechanism
+mech = compile_mechanism(load_mechanism({w3!r}).model)
+q0 = np.array({q0!r})
+simulate(mech, q0, np.zeros(4), t_end=0.01, dt={dt!r})  # load the compiled kernels
+print("ready", flush=True)
+for line in sys.stdin:
+    t_end, repeat = float(line.split()[0]), int(line.split()[1])
+    best = np.inf
+    for _ in range(repeat):
+        t = time.process_time()
+        r = simulate(mech, q0, np.zeros(4), t_end=t_end, dt={dt!r}, every=10**9)
+        best = min(best, time.process_time() - t)
+    print(best, repr(float(r.q[-1, 0])), flush=True)
+"""
+
+
+def run_against(baseline: str, rounds: int, repeat: int) -> None:
+    """W3 stepping only (first and last sample saved), CPU of ``simulate`` (best of ``repeat``)
+    in this checkout and in ``baseline`` (another checkout, e.g. ``git worktree add /tmp/base
+    REV``), each in its own process, alternately for ``rounds`` rounds; also 0.01 s runs (the
+    fixed cost of a call: set-up and results) and the per-step cost from the difference."""
+    t2, t3, t4 = assemble(CRANK0)
+    source = WORKER.format(w3=str(W3_FILE), q0=[t2, t3 - t2, t4 - t3, t4], dt=DT)
+    trees = {"this": str(REPO), "baseline": str(Path(baseline).resolve())}
+    procs = {}
+    for name, root in trees.items():
+        env = dict(os.environ, PYTHONPATH=root)
+        env.pop("LINKCLI_NO_JIT", None)
+        procs[name] = subprocess.Popen([sys.executable, "-c", source], cwd=root, env=env, text=True,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert procs[name].stdout.readline().strip() == "ready", f"{name}: worker failed to start"
+
+    def ask(name, t_end):
+        procs[name].stdin.write(f"{t_end} {repeat}\n")
+        procs[name].stdin.flush()
+        best, q_end = procs[name].stdout.readline().split()
+        return float(best), q_end
+
+    times = {name: {"long": [], "short": [], "q": ""} for name in trees}
+    load = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for name in trees:
+            t, times[name]["q"] = ask(name, T_END)
+            times[name]["long"].append(t)
+            times[name]["short"].append(ask(name, 0.01)[0])
+        load.append(os.getloadavg()[0])
+    for p in procs.values():
+        p.stdin.close()
+        p.wait()
+    steps = round(T_END / DT) - round(0.01 / DT)
+    print(f"W3 stepping only, CPU of simulate, best of {repeat}, {rounds} alternating rounds; "
+          f"load average {min(load):.1f}-{max(load):.1f}")
+    print("| checkout | 10 s runs [s] | best [s] | fixed cost of a call [ms] | per step [us] | final crank angle |")
+    print("|---|---|---|---|---|---|")
+    for name, root in trees.items():
+        lo, sh = min(times[name]["long"]), min(times[name]["short"])
+        runs = " / ".join(f"{t:.4f}" for t in times[name]["long"])
+        print(f"| {name} ({root}) | {runs} | {lo:.4f} | {1e3 * sh:.2f} | {1e6 * (lo - sh) / steps:.3f} | "
+              f"{times[name]['q']} |")
+    print(f"\nthis / baseline (best of the rounds): {min(times['this']['long']) / min(times['baseline']['long']):.3f}")
+
+
 # --- scaling: chains of coupled four-bars --------------------------------------------------------
 def fourbar_chain(n_loops: int):
     """A planar chain of ``n_loops`` coupled four-bars (2 n + 1 bodies, mobility 1): rockers
@@ -263,7 +337,13 @@ def main() -> None:
     parser.add_argument("--scaling", action="store_true",
                         help="only the scaling run: cost per step of chains of 5 .. 40 coupled four-bars")
     parser.add_argument("--no-long-chain", action="store_true", help="with --scaling: skip the 20 s run of 81 bodies")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="only W3 stepping, alternately in this checkout and in DIR (another checkout)")
+    parser.add_argument("--rounds", type=int, default=3, help="with --baseline: alternating rounds")
     args = parser.parse_args()
+    if args.baseline:
+        run_against(args.baseline, args.rounds, max(args.repeat, 7))
+        return
     if args.scaling:
         rows, slope = run_scaling()
         print("| four-bar loops | bodies | CPU per step [ms] | set-up per run [s] |")

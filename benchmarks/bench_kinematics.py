@@ -1,15 +1,21 @@
 """W1 / W2: kinematic sweeps and serial-arm Jacobians, linkcli against hand-written numpy.
 
 W1  four-bar (mechanisms/fourbar.yaml: ground 4, crank 1, coupler 3.5, rocker 3), 3600 crank
-    angles over a full turn with branch tracking: ``solve_sweep`` (public API, with
-    ``LINKCLI_SWEEP=compiled``: the compiled planar kernel; and its numpy path, which a sweep of
-    this size takes by default in a fresh process) against a vectorised numpy closed
-    form of the same sweep (circle intersection): (a) the joint angles, i.e. the same output as
-    the sweep, (b) only the coupler-rocker pin position (the leanest closed form). "+ frame
+    angles over a full turn with branch tracking: ``solve_sweep`` (public API: the one sweep
+    kernel, compiled, and the same kernel interpreted; the default path in a process after
+    warm-up, where the compiled kernel is loaded) against a vectorised numpy closed form of
+    the same sweep (circle intersection): (a) the joint angles, i.e. the same output as the
+    sweep, (b) only the coupler-rocker pin position (the leanest closed form). "+ frame
     positions": the sweep plus what ``analyses.solve`` computes from it for its pose columns
     (``forward.planar_link_poses``, ``planar_effector_pose``, ``planar_frame_positions``);
     "run_solve": the public function whole (sweep, pose columns, statuses, events, limits, the
     result table in memory), the same 3600 crank angles.
+SPATIAL  mechanisms/rssr_spatial.yaml (one RSSR loop written as a spatial file: 6 constraint
+    rows, 7 passive variables), 721 and 3600 input angles over a full turn: the kernel compiled
+    and interpreted, and with ``--baseline-repo DIR`` (a checkout from before issue 11, e.g.
+    ``git worktree add /tmp/base be14d3c``) that checkout's numpy continuation
+    (``LINKCLI_SWEEP=numpy``) timed the same way in a subprocess; and the peak RSS of a
+    10^6-point spatial sweep (fresh process, ``--memory``).
 W2  PUMA 560 (standard DH) effector pose and 6 x 6 geometric Jacobian at 10,000 random
     configurations: linkcli (a) one tree pass with ``jacobian_links=[effector link]`` plus the
     tool-point Jacobian, (b) the public ``effector_pose(link_poses)`` + ``geometric_jacobian``
@@ -19,11 +25,11 @@ W2  PUMA 560 (standard DH) effector pose and 6 x 6 geometric Jacobian at 10,000 
 E2E ``python -m linkcli solve mechanisms/fourbar.yaml -o <tmp>.csv`` (the file's 360-point sweep,
     interpreter start included), if the command exists.
 JIT numba's compile (empty cache) and cached load of the sweep kernel, in fresh processes, and
-    the numpy path's cost per point: the break-even size of the compiled path.
+    the interpreted kernel's cost per point: the size where loading the compiled kernel pays.
 
 Times are medians of repeated runs in this process, linkcli and baseline interleaved, after a
 warm-up (so JIT compilation is excluded; it is reported separately). Run from anywhere:
-``python benchmarks/bench_kinematics.py [--repeat 30] [--no-jit-timing]``.
+``python benchmarks/bench_kinematics.py [--repeat 30] [--no-jit-timing] [--baseline-repo DIR] [--memory]``.
 """
 
 from __future__ import annotations
@@ -131,20 +137,19 @@ def pylinkage_fourbar(n: int):
 
 
 def w1(repeat: int):
-    """W1 timings (s): the sweep alone (compiled / numpy paths), the sweep plus every frame's
-    position as ``linkcli solve`` computes them (default rule / compiled), pylinkage, and the
-    closed forms."""
+    """W1 timings (s): the sweep alone (compiled / interpreted kernel), the sweep plus every
+    frame's position as ``linkcli solve`` computes them (default rule after warm-up /
+    compiled), pylinkage, and the closed forms."""
     mech = load(FOURBAR)
     n = 3600
     theta = 2 * np.pi * np.arange(1, n + 1) / n  # pylinkage's crank angles: one step after 0
     Q = theta[:, None]
-    os.environ.pop("LINKCLI_SWEEP", None)
-    assert not sweep._use_compiled(mech, n), "the default rule changed: update this benchmark"
     t0 = time.perf_counter()
     sweep.solve_sweep(mech, Q[:10], mech.q_init, method="many")  # load the kernel
     load_s = time.perf_counter() - t0
     res = sweep.solve_sweep(mech, Q, mech.q_init, method="many")
-    assert sweep._use_compiled(mech, n, many=True) and np.all(res.status == 0) and res.events == ()
+    assert np.all(res.status == 0) and res.events == ()
+    assert sweep._use_compiled(mech, n), "the default rule must use the loaded compiled kernel"
     rel = closed_form_angles(theta)
     for k, r in enumerate(rel, start=1):  # same branch, same configuration
         d = (res.q[:, k] - r + np.pi) % (2 * np.pi) - np.pi
@@ -166,7 +171,7 @@ def w1(repeat: int):
 
     fns = {
         "compiled": lambda: sweep.solve_sweep(mech, Q, mech.q_init, method="many"),
-        "numpy": lambda: sweep.solve_sweep(mech, Q, mech.q_init),  # the default rule at 3600 points
+        "interpreted": lambda: sweep._solve_sweep_interpreted(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
         "compiled_frames": lambda: with_frames("many"),
         "default_frames": lambda: with_frames("auto"),
         "compiled_table": lambda: run_solve(mech, table_req["many"]),
@@ -183,6 +188,78 @@ def w1(repeat: int):
         fns["pylinkage"] = lambda: lk.step_fast(iterations=n)
     t = medians(fns, repeat)
     return t, load_s
+
+
+# --- spatial sweeps ----------------------------------------------------------------------------------
+RSSR = REPO / "mechanisms" / "rssr_spatial.yaml"
+
+_SPATIAL_SCRIPT = """
+import json, sys, time, numpy as np
+sys.path.insert(0, %(repo)r)
+from linkcli.compile import compile_mechanism
+from linkcli.core import sweep
+from linkcli.io.loader import load_mechanism
+m = compile_mechanism(load_mechanism(%(file)r).model)
+out = {}
+for n in (721, 3600):
+    Q = m.q_init[m.q_actuated] + np.linspace(0, 2 * np.pi, n)[:, None]
+    sweep.solve_sweep(m, Q, m.q_init)
+    ts = []
+    for _ in range(%(repeat)d):
+        c = time.process_time(); sweep.solve_sweep(m, Q, m.q_init); ts.append(time.process_time() - c)
+    out[n] = float(np.median(ts))
+print(json.dumps(out))
+"""
+
+
+def spatial(repeat: int, baseline_repo: str | None):
+    """CPU s (median) of rssr_spatial sweeps of 721 and 3600 points: compiled and interpreted
+    kernel here; the numpy continuation of ``baseline_repo`` (a subprocess) when given."""
+    mech = load(RSSR)
+    out = {}
+    for n in (721, 3600):
+        Q = mech.q_init[mech.q_actuated] + np.linspace(0, 2 * np.pi, n)[:, None]
+        fns = {f"compiled_{n}": lambda Q=Q: sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0))}
+        if n == 721:
+            fns[f"interpreted_{n}"] = lambda Q=Q: sweep._solve_sweep_interpreted(mech, Q, mech.q_init, 1e-10,
+                                                                                 np.radians(10.0))
+        medians(fns, max(3, repeat // 10))
+        out.update({k: CPU[k] for k in fns})
+    if baseline_repo:
+        env = {**os.environ, "LINKCLI_SWEEP": "numpy", "PYTHONPATH": baseline_repo}
+        script = _SPATIAL_SCRIPT % {"repo": baseline_repo, "file": str(RSSR), "repeat": max(3, repeat // 3)}
+        proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=baseline_repo, capture_output=True,
+                              text=True, check=True)
+        out.update({f"numpy_{k}": v for k, v in json.loads(proc.stdout).items()})
+    return out
+
+
+_MEMORY_SCRIPT = """
+import resource, sys, time, numpy as np
+sys.path.insert(0, %(repo)r)
+from linkcli.compile import compile_mechanism
+from linkcli.core import sweep
+from linkcli.io.loader import load_mechanism
+m = compile_mechanism(load_mechanism(%(file)r).model)
+Q = m.q_init[m.q_actuated] + np.linspace(0, 2 * np.pi * %(turns)d, %(n)d)[:, None]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+r = sweep.solve_sweep(m, Q, m.q_init)
+dt = time.perf_counter() - t
+assert (r.status == 0).all(), np.unique(r.status)
+print(before / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, dt)
+"""
+
+
+def memory(n: int = 1_000_000, repo: str | None = None):
+    """(RSS MB before the sweep, peak RSS MB, s) of a fresh process sweeping rssr_spatial over
+    n points (100 turns) with the default rule (LINKCLI_JIT=auto)."""
+    repo = repo or str(REPO)
+    env = {**os.environ, "LINKCLI_JIT": "auto", "PYTHONPATH": repo}
+    script = _MEMORY_SCRIPT % {"repo": repo, "file": str(RSSR), "n": n, "turns": 100}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=repo, capture_output=True, text=True,
+                          check=True)
+    return tuple(float(x) for x in proc.stdout.split())
 
 
 # --- W2 ---------------------------------------------------------------------------------------------
@@ -296,14 +373,15 @@ def jit_timing():
     return cold, {k: float(np.median([c[k] for c in cached])) for k in cached[0]}
 
 
-def numpy_per_point(repeat: int):
+def interpreted_per_point(repeat: int):
     mech = load(FOURBAR)
     out = {}
-    for n in (360, 3600, 36000):
+    for n in (360, 3600):
         Q = np.linspace(0, 2 * np.pi, n + 1)[:-1, None]
-        out[n] = medians({"np": lambda Q=Q: sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0)),
+        out[n] = medians({"i": lambda Q=Q: sweep._solve_sweep_interpreted(mech, Q, mech.q_init, 1e-10,
+                                                                          np.radians(10.0)),
                           "k": lambda Q=Q: sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0))},
-                         max(3, repeat // 10 if n > 3600 else repeat // 3))
+                         max(3, repeat // 10))
     return out
 
 
@@ -311,6 +389,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--no-jit-timing", action="store_true", help="skip the fresh-process JIT measurements")
+    ap.add_argument("--baseline-repo", help="a checkout from before issue 11: its numpy continuation on the spatial "
+                    "sweep (and memory) as the 'before'")
+    ap.add_argument("--memory", action="store_true", help="peak RSS of a 10^6-point spatial sweep (fresh process)")
     args = ap.parse_args()
     print(f"# {platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} cores | "
           f"python {platform.python_version()} | numpy {np.__version__} | load average "
@@ -319,14 +400,18 @@ def main() -> None:
     # keep spinning for a while and would slow the child processes down (2x measured)
     e = e2e(max(5, args.repeat // 4))
     jit = None if args.no_jit_timing else jit_timing()
+    mem = memory() if args.memory else None
+    mem_base = memory(repo=args.baseline_repo) if args.memory and args.baseline_repo else None
     t1, load_s = w1(args.repeat)
+    sp = spatial(args.repeat, args.baseline_repo)
     t2 = w2(args.repeat)
     t = {**t1, **t2}  # median wall times (s) by name; CPU: median CPU times
     rows = [
         ("W1 four-bar 3600-pt sweep (compiled) / closed-form joint angles", "compiled", "cf_angles"),
         ("W1 four-bar 3600-pt sweep (compiled) / closed-form pin B only", "compiled", "cf_pin"),
-        ("W1 four-bar 3600-pt sweep (numpy path) / closed-form joint angles", "numpy", "cf_angles"),
-        ("W1 default path (rule: numpy) + frame positions / closed-form joint angles", "default_frames", "cf_angles"),
+        ("W1 four-bar 3600-pt sweep (interpreted kernel) / closed-form joint angles", "interpreted", "cf_angles"),
+        ("W1 default path (after warm-up) + frame positions / closed-form joint angles", "default_frames",
+         "cf_angles"),
         ("W1 compiled path + frame positions / closed-form joint angles", "compiled_frames", "cf_angles"),
         ("W1 run_solve (default path), whole result table / closed-form joint angles", "default_table", "cf_angles"),
         ("W1 run_solve (compiled path), whole result table / closed-form joint angles", "compiled_table", "cf_angles"),
@@ -342,10 +427,23 @@ def main() -> None:
     for name, a, b in rows:
         print(f"| {name} | {t[a] * 1e3:.3f} / {CPU[a] * 1e3:.3f} | {t[b] * 1e3:.3f} / {CPU[b] * 1e3:.3f} | "
               f"{t[a] / t[b]:.1f}x | {CPU[a] / CPU[b]:.1f}x |")
+    print("\n| spatial sweep (rssr_spatial) | CPU ms | / compiled |\n|---|---|---|")
+    for n in (721, 3600):
+        for kind in ("compiled", "interpreted", "numpy"):
+            k = f"{kind}_{n}"
+            if k in sp:
+                what = "numpy continuation (before, baseline repo)" if kind == "numpy" else f"kernel {kind}"
+                print(f"| {n} points, {what} | {sp[k] * 1e3:.1f} | {sp[k] / sp[f'compiled_{n}']:.1f}x |")
+    if mem is not None:
+        line = f"\n10^6-point spatial sweep (rssr_spatial, default rule): peak RSS {mem[1]:.0f} MB " \
+               f"({mem[0]:.0f} MB before the sweep), {mem[2]:.1f} s"
+        if mem_base is not None:
+            line += f"; before (numpy continuation): peak {mem_base[1]:.0f} MB, {mem_base[2]:.1f} s"
+        print(line)
     if e is None:
         print("\nE2E: `linkcli solve` not available, skipped")
     else:
-        print(f"\nE2E `python -m linkcli solve mechanisms/fourbar.yaml -o x.csv` (360 points, numpy path): "
+        print(f"\nE2E `python -m linkcli solve mechanisms/fourbar.yaml -o x.csv` (361 points, default rule): "
               f"{e[0] * 1e3:.0f} ms wall (bare `python -c pass`: {e[1] * 1e3:.0f} ms)")
     if "pylinkage" not in t1:
         print("\npylinkage not installed: its row is skipped (pip install pylinkage)")
@@ -354,17 +452,16 @@ def main() -> None:
         cold, cached = jit
         print(f"fresh process: import numba {cached['import_numba'] * 1e3:.0f} ms; first compiled sweep "
               f"{cached['first_call'] * 1e3:.0f} ms with the cache, {cold['first_call']:.1f} s compiling (empty cache)")
-        per = numpy_per_point(args.repeat)
-        print("\n| points | numpy path ms | compiled ms (loaded) |\n|---|---|---|")
+        per = interpreted_per_point(args.repeat)
+        print("\n| points | interpreted kernel ms | compiled kernel ms (loaded) |\n|---|---|---|")
         for n, t in per.items():
-            print(f"| {n} | {t['np'] * 1e3:.1f} | {t['k'] * 1e3:.2f} |")
-        slope = (per[36000]["np"] - per[3600]["np"]) / 32400 - (per[36000]["k"] - per[3600]["k"]) / 32400
+            print(f"| {n} | {t['i'] * 1e3:.1f} | {t['k'] * 1e3:.2f} |")
+        slope = (per[3600]["i"] - per[360]["i"]) / 3240 - (per[3600]["k"] - per[360]["k"]) / 3240
         start = cached["import_numba"] + cached["first_call"]
-        print(f"numpy path costs {slope * 1e6:.1f} us/point more; numba start-up {start:.2f} s -> break-even "
-              f"~{start / slope:,.0f} points (sweep.COMPILED_MIN_POINTS = {sweep.COMPILED_MIN_POINTS:,}; "
-              f"without a cache {cold['first_call'] / slope:,.0f} points, COMPILED_MIN_POINTS_COLD = "
-              f"{sweep.COMPILED_MIN_POINTS_COLD:,})")
-
+        print(f"interpreted kernel costs {slope * 1e6:.0f} us/point more; numba start-up {start:.2f} s -> loading "
+              f"the cached kernel pays from ~{start / slope:,.0f} points (sweep.py's rule projects it with "
+              f"{sweep.DEFAULT_SECONDS_PER_UNIT:g} s per point, constraint row and variable until this machine's "
+              f"record says otherwise); compiling pays from ~{cold['first_call'] / slope:,.0f} points")
 
 if __name__ == "__main__":
     main()

@@ -15,10 +15,10 @@ whole ``linkcli solve`` and ``linkcli simulate`` runs.
    * the baseline ``python -c "import numpy, scipy, pydantic, yaml"``;
    * ``linkcli solve mechanisms/fourbar.yaml --sweep crank_pin=0:360:n1000`` (imports, the
      compiled sweep kernel loaded: the fixed cost) and the same over ``--points`` crank angles
-     to .npz and to .csv (goal: under 400 MB for 10^6 points), with ``LINKCLI_SWEEP=compiled``
-     (the kernel, which a 10^6-point sweep uses once numba's cache of it exists) and to .npz
-     with ``LINKCLI_SWEEP=numpy`` (the numpy continuation: without numba, before the kernel's
-     first compile, spatial mechanisms);
+     to .npz and to .csv (goal: under 400 MB for 10^6 points), with ``LINKCLI_JIT=always``
+     (the compiled sweep kernel, which a 10^6-point sweep uses once numba's cache of it exists;
+     since issue 11 the kernel is the only continuation, also for spatial mechanisms, and the
+     interpreted run of the same code has the same arrays);
    * ``linkcli simulate mechanisms/fourbar.yaml --dt 1e-3 --t-end <steps / 1000>`` (every
      step saved) to .npz and to .csv: streamed, chunk by chunk through a scratch file
      (``simulate_stream``); and, as the "before" of the same run, the whole-in-memory path the
@@ -101,12 +101,10 @@ def memory_runs(points: int, steps: int, folder: str, before: bool = True) -> li
     runs = [("baseline: python -c 'import numpy, scipy, pydantic, yaml'",
              [sys.executable, "-c", "import numpy, scipy, pydantic, yaml"], None),
             ("linkcli solve, 1,000 points -> .npz (kernel)", solve_args(1000, os.path.join(folder, "s.npz")),
-             {"LINKCLI_SWEEP": "compiled"})]
+             {"LINKCLI_JIT": "always"})]
     for fmt in ("npz", "csv"):
         runs.append((f"linkcli solve, {points:,} points -> .{fmt} (kernel)",
-                     solve_args(points, os.path.join(folder, f"big.{fmt}")), {"LINKCLI_SWEEP": "compiled"}))
-    runs.append((f"linkcli solve, {points:,} points -> .npz (numpy continuation)",
-                 solve_args(points, os.path.join(folder, "big_numpy.npz")), {"LINKCLI_SWEEP": "numpy"}))
+                     solve_args(points, os.path.join(folder, f"big.{fmt}")), {"LINKCLI_JIT": "always"}))
     for fmt in ("npz", "csv"):
         runs.append((f"linkcli simulate, {steps:,} steps saved -> .{fmt} (streamed)",
                      [sys.executable, "-m", "linkcli", "simulate", fourbar, "--dt", "1e-3", "--t-end",

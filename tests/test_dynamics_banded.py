@@ -160,3 +160,32 @@ def test_components_eliminated_by_their_mass_blocks():
     assert (mask[:, :3] == 1).all() and (mask[flat, 3:] == 0).all() and (mask[~flat, 3:] == 1).all()
     st, w, _ = model("damped_shaft.yaml")
     assert st.model.damper_index.shape[0] and not eliminable_components(st.model).any()
+
+
+def test_the_ordering_is_kept_per_structure_and_equals_a_fresh_computation():
+    """kkt_order / kkt_pattern are computed once per model structure (ordering._MEMO): a model
+    with the same structure and other numbers (masses) gets the ordering computed afresh for it,
+    a different structure (other eliminated components, another mechanism) its own; returned
+    arrays are new on every call (a caller writing into one does not change the next)."""
+    from linkcli.core.dynamics import ordering
+    from linkcli.core.dynamics.bodies import inertial_properties
+    from linkcli.core.dynamics.model import build_model
+
+    mech = load("fourbar_w3.yaml")
+    mass, inertia = inertial_properties(mech)
+    heavy = build_model(mech, 3.0 * mass, 3.0 * inertia)
+    light = build_model(mech, mass, inertia)
+    other = build_model(load("slider_crank_spatial.yaml"), *inertial_properties(load("slider_crank_spatial.yaml")))
+    for m in (heavy, light, other):
+        for eliminated in (None, ordering.eliminable_components(m), np.zeros(m.coordinate_scale.shape[0], np.int64)):
+            ordering._MEMO.clear()
+            fresh = ordering._kkt_order(m, eliminated)
+            first = ordering.kkt_order(heavy, None)  # another structure's entry in the memo
+            got = ordering.kkt_order(m, eliminated)
+            assert np.array_equal(got[0], fresh[0]) and got[1] == fresh[1]
+            got[0][:] = -1
+            again = ordering.kkt_order(m, eliminated)
+            assert np.array_equal(again[0], fresh[0])
+            pattern = set(zip(*ordering.kkt_pattern(m, eliminated), strict=True))
+            assert pattern == set(zip(*ordering._kkt_pattern(m, eliminated), strict=True))
+            assert first[1] == ordering._kkt_order(heavy, None)[1]

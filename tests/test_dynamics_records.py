@@ -90,6 +90,35 @@ def _wrong_fields(fields, record, struct) -> list[str]:
 
 
 @needs_numba
+def test_a_kernel_without_reference_counting_reads_every_record_field():
+    """Field reads of structref_access.register work in a kernel compiled with refcount=False
+    (numba's own registration cannot read a field there: "NRT required") and give the arrays
+    the namedtuple holds, unchanged after the call (no reference was taken or dropped)."""
+    import numba
+
+    record = _synthetic(records.WORK_FIELDS, Work)
+    struct = as_kernel(record)
+
+    @numba.njit(_nrt=False)
+    def first_entries(w):
+        return (w.pos[0, 0], w.rot[0, 1, 1], w.rows[0], w.body_row_list.shape[0], w.band[1])
+
+    got = first_entries(struct)
+    assert got == (record.pos[0, 0], record.rot[0, 1, 1], record.rows[0], record.body_row_list.shape[0],
+                   record.band[1])
+    assert _wrong_fields(records.WORK_FIELDS, record, struct) == []
+
+
+@needs_numba
+def test_the_step_kernels_are_compiled_without_reference_counting():
+    from linkcli.core.dynamics import constraints, integrator, kinematics, linalg
+
+    for kernel in (integrator.run_steps, integrator.advance, integrator.position_step, kinematics.joint_geometry,
+                   constraints.constraint_rows, linalg.band_lu_factor):
+        assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
+
+
+@needs_numba
 @pytest.mark.parametrize("cls, fields", [(DynModel, records.MODEL_FIELDS), (Work, records.WORK_FIELDS)])
 def test_the_compiled_constructor_sets_every_declared_field(cls, fields):
     record = _synthetic(fields, cls)
@@ -167,3 +196,48 @@ def test_build_model_converts_to_the_declared_dtype_and_rank():
     assert type(_as_declared(np.int64(2), size)) is float
     with pytest.raises(AssertionError, match="gravity is 2-d, declared 1-d"):
         _as_declared(np.zeros((1, 3)), gravity)
+
+
+_FALLBACK_SCRIPT = r"""
+import numpy as np
+from numba import types
+from numba.experimental import structref
+from linkcli.core import jit
+
+assert jit.borrowed_struct_reads()  # numba as installed has them
+jit.borrowed_struct_reads = lambda: False  # as a numba release that moved them
+from linkcli.core.dynamics import structref_access
+
+@structref_access.register
+class PairType(types.StructRef):
+    pass
+
+class Pair(structref.StructRefProxy):
+    pass
+
+structref.define_proxy(Pair, PairType, ["a", "b"])
+
+@jit.maybe_njit(refcount=False)
+def total(p):
+    return p.a.sum() + p.b
+
+print(total(Pair(np.arange(4.0), 0.5)))
+"""
+
+
+def test_records_fall_back_to_numbas_registration_without_its_internals(tmp_path):
+    """A numba release without the internals structref_access reads through: records are
+    registered by numba's own structref.register and refcount=False kernels keep reference
+    counting, so field reads still work (here: 0 + 1 + 2 + 3 + 0.5)."""
+    pytest.importorskip("numba")
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), LINKCLI_JIT="always")
+    script = tmp_path / "fallback.py"  # a file: numba caches only functions defined in one
+    script.write_text(_FALLBACK_SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "6.5"

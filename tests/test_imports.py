@@ -21,6 +21,9 @@ HEAVY = ("numpy", "scipy", "pydantic", "pydantic_core", "numba", "yaml", "matplo
 def run_python(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("LINKCLI_TRACEBACK", None)
+    # what a user's command imports: the default kernel mode (conftest forces compiled kernels,
+    # which would load numba for solve's sweep)
+    env["LINKCLI_JIT"] = "auto"
     return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -58,8 +61,8 @@ def test_command_help_does_not_import_numerics(command):
 
 
 # -- what each command imports (benchmarks/bench_startup.py measures what it costs) -------------------
-#: third-party packages no command below needs for the four-bar example (scipy: solve's default
-#: sweep is numpy continuation; numba: compiled kernels only for many points, studies, simulate;
+#: third-party packages no command below needs for the four-bar example (scipy: not used by a
+#: sweep; numba: a 361-point sweep runs the sweep kernel interpreted (core/sweep.py's rule);
 #: pint: only when a file writes a unit string; rich: only info's and the terminal's tables)
 NOT_NEEDED = ("scipy", "numba", "pint", "matplotlib", "dask", "distributed", "pyarrow", "jsonschema", "PIL")
 

@@ -3,14 +3,19 @@
 * forward.tree_kinematics (one generic implementation: pre-composed link patterns, link-major
   storage, optional ``jacobian_links``) against a frozen copy of the straightforward version it
   replaced (below), and loop_closure's constraint Jacobian against the link-Jacobian formula;
-* the compiled planar sweep kernel (linkcli.core.planar_kernel) against the numpy path of
-  solve_sweep: same statuses and events, q within the solver tolerance, on a full-turn
-  crank-rocker, a double-rocker whose crank cannot turn fully (no_assembly stretches and
-  reassembly), the Watt six-bar (two loops), and a slider-crank with angled frames and an
-  inverted prismatic joint;
-* the kernel as plain Python (LINKCLI_NO_JIT=1, in a subprocess) against the compiled kernel;
+* the sweep kernel (linkcli.core.sweep_kernel, the one continuation algorithm) compiled
+  against the same code interpreted (sweep._interpreted_kernel's plain-Python copy in this
+  process, and LINKCLI_NO_JIT=1 in a subprocess): same statuses and events, q within the
+  solver tolerance, on a full-turn crank-rocker, a double-rocker whose crank cannot turn fully
+  (no_assembly stretches and reassembly), the Watt six-bar (two loops), a slider-crank with
+  angled frames and an inverted prismatic joint, and spatial models (RSSR: wide J_p; a planar
+  four-bar written as a spatial file and the coupling rod: tall J_p);
+* the kernel's model evaluation (planar and spatial) against loop_closure.constraints and
+  finite differences;
+* 721-point sweeps against the numpy continuation the kernel replaced (its results frozen in
+  tests/data/sweeps_numpy_path.npz);
 * the four-bar against its closed form (circle intersection) in both assembly modes;
-* the rule deciding which path solve_sweep takes, and that numba is imported only then.
+* the rule deciding compiled or interpreted kernel, and that numba is imported only then.
 
 No timing assertions here: benchmarks/bench_kinematics.py measures.
 """
@@ -239,6 +244,9 @@ def sweep_cases():
         ("double_rocker", PERF / "double_rocker.yaml", turn(3600)),
         ("watt_sixbar", REPO / "mechanisms" / "watt_sixbar.yaml", turn(720)),
         ("angled_slider", PERF / "angled_slider.yaml", turn(720)),
+        ("rssr_spatial", REPO / "mechanisms" / "rssr_spatial.yaml", turn(360)),
+        ("fourbar_as_spatial", REPO / "mechanisms" / "planar_fourbar_as_spatial.yaml", turn(360)),
+        ("coupling_rod", REPO / "mechanisms" / "coupling_rod.yaml", turn(360)),
     ]
 
 
@@ -266,15 +274,15 @@ def assert_same_sweep(a, b, q_atol=1e-9):
 
 
 @pytest.mark.parametrize("case", sweep_cases(), ids=lambda c: c[0])
-def test_compiled_sweep_equals_numpy_path(case):
+def test_compiled_sweep_equals_interpreted(case):
     if not HAVE_NUMBA:
         pytest.skip("numba not installed")
     _, path, inputs = case
     mech = load(path)
-    assert sweep._planar_model(mech) is not None
     Q = inputs(mech)
-    a = sweep._solve_sweep_numpy(mech, Q, mech.q_init, 1e-10, np.radians(10.0))
+    a = sweep._solve_sweep_interpreted(mech, Q, mech.q_init, 1e-10, np.radians(10.0))
     b = sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0))
+    assert np.all(a.status == Status.CONVERGED) or "rocker" in case[0]
     assert_same_sweep(a, b)
 
 
@@ -292,25 +300,34 @@ def test_double_rocker_reports_its_gaps():
     assert ok[inside].all() and not ok[~inside & ((reach < 1.5 - 1e-3) | (reach > 5.5 + 1e-3))].any()
     kinds = [e.kind for e in res.events]
     assert kinds.count("no_assembly") == 2 and kinds.count("reassembled") >= 1
-    assert_same_sweep(sweep._solve_sweep_numpy(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0)), res)
+    assert_same_sweep(sweep._solve_sweep_interpreted(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0)),
+                      res)
 
 
-def test_compiled_sweep_rejects_what_it_cannot_do():
-    assert sweep._planar_model(load(mech_file("puma560.yaml"))) is None  # spatial, no loops
-    assert sweep._planar_model(load(REPO / "mechanisms" / "rssr_spatial.yaml")) is None
+def test_kernel_model_kinds():
+    """Planar model (SE(2) poses) for planar files, the general one for spatial files, none
+    without loops (a serial arm: solve_sweep sets q to the inputs)."""
+    assert sweep._kernel_model(load(mech_file("puma560.yaml"))) is None
+    assert sweep._kernel_model(load(REPO / "mechanisms" / "rssr_spatial.yaml"))[5].shape[-1] == 3
+    assert sweep._kernel_model(load(REPO / "mechanisms" / "fourbar.yaml"))[5].shape[-1] == 2
+    arm = load(mech_file("puma560.yaml"))
+    Q = arm.q_init[arm.q_actuated] + np.linspace(0, 1, 5)[:, None]
+    r = sweep.solve_sweep(arm, Q, arm.q_init)
+    assert np.all(r.status == Status.CONVERGED) and r.events == () and r.residual.shape == (5, 0)
+    np.testing.assert_array_equal(r.q[:, arm.q_actuated], Q)
 
 
 def test_kernel_status_codes_match_loop_closure():
-    src = (REPO / "linkcli" / "core" / "planar_kernel.py").read_text()
+    src = (REPO / "linkcli" / "core" / "sweep_kernel.py").read_text()
     assert "CONVERGED, MAX_ITER, NO_ASSEMBLY, BRANCH_JUMP = 0, 1, 2, 3" in src
     assert (Status.CONVERGED, Status.MAX_ITER, Status.NO_ASSEMBLY, Status.BRANCH_JUMP) == (0, 1, 2, 3)
     assert "_ACCEPT = 1.0 - 1e-12" in src and loop_closure._ACCEPT == 1.0 - 1e-12
 
 
 def test_continuation_rules_are_stated_once():
-    """Both sweep paths take the continuation's acceptance tests from core/continuation.py
-    (where the mutation tests plant their bugs): neither restates a threshold, and both call
-    every rule."""
+    """The sweep kernel takes the continuation's acceptance tests from core/continuation.py
+    (where the mutation tests plant their bugs) and calls every rule; neither it nor sweep.py
+    restates a threshold."""
     import ast
 
     from linkcli.core import continuation
@@ -319,18 +336,20 @@ def test_continuation_rules_are_stated_once():
              continuation.__name__]
     assert set(rules) == {"corrector_left_branch", "det_sign_flipped", "fine_point_left_branch",
                           "det_sign_left_branch", "hermite_weights"}
-    for name in ("sweep.py", "planar_kernel.py"):
+    for name in ("sweep.py", "sweep_kernel.py"):
         src = (REPO / "linkcli" / "core" / name).read_text()
         for threshold in ("0.3 * moved", "0.25 * span", "* d1 < 0", "2 * t3 - 3 * t2", "t**3"):
             assert threshold not in src, (name, threshold)
+        if name == "sweep.py":
+            continue
         called = {n.attr for n in ast.walk(ast.parse(src))
                   if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "rules"}
         assert set(rules) <= called, (name, set(rules) - called)
 
 
 def test_coarse_indices_agree():
-    """sweep._coarse_indices (windowed numpy scan) == the per-point loop it replaced == the
-    kernel's, on irregular paths with jumps."""
+    """The kernel's coarse_indices (as plain Python and compiled) == the per-point definition,
+    on irregular paths with jumps."""
     rng = np.random.default_rng(2)
 
     def reference(Q, limit):
@@ -346,8 +365,10 @@ def test_coarse_indices_agree():
         for _ in range(20):
             Q = np.cumsum(rng.normal(0, 0.05, (int(rng.integers(1, 400)), n_a)) * rng.choice([1, 10], (1, n_a)), 0)
             limit = np.full(n_a, 0.17)
-            np.testing.assert_array_equal(sweep._coarse_indices(Q, limit), reference(Q, limit))
-            plain = Path(REPO / "linkcli" / "core" / "planar_kernel.py")  # the kernel's, as plain Python
+            idx = np.empty(len(Q) + 1, dtype=np.int64)
+            count = sweep._compiled_kernel().coarse_indices(Q, limit, idx)
+            np.testing.assert_array_equal(idx[:count], reference(Q, limit))
+            plain = Path(REPO / "linkcli" / "core" / "sweep_kernel.py")  # the kernel's, as plain Python
             ns: dict = {}
             src = plain.read_text()
             start = src.index("def coarse_indices(")
@@ -380,7 +401,9 @@ def test_plain_python_kernel_equals_compiled():
     statuses and events; q to 1e-12 (only libm and operation-order rounding differ)."""
     cases = [("crank_rocker", str(REPO / "mechanisms" / "fourbar.yaml"), 360),
              ("double_rocker", str(PERF / "double_rocker.yaml"), 240),
-             ("watt_sixbar", str(REPO / "mechanisms" / "watt_sixbar.yaml"), 120)]
+             ("watt_sixbar", str(REPO / "mechanisms" / "watt_sixbar.yaml"), 120),
+             ("rssr_spatial", str(REPO / "mechanisms" / "rssr_spatial.yaml"), 90),
+             ("fourbar_as_spatial", str(REPO / "mechanisms" / "planar_fourbar_as_spatial.yaml"), 90)]
     env = {**os.environ, "LINKCLI_NO_JIT": "1", "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run([sys.executable, "-c", _PLAIN_SCRIPT, json.dumps(cases)], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=600)
@@ -409,7 +432,7 @@ def fourbar_B(theta, sign, d=4.0, a=1.0, b=3.5, c=3.0):
     return A + x[:, None] * e + sign * h[:, None] * np.stack([-e[:, 1], e[:, 0]], -1)
 
 
-@pytest.mark.parametrize("path_kind", ["numpy", "compiled"])
+@pytest.mark.parametrize("path_kind", ["interpreted", "compiled"])
 @pytest.mark.parametrize("sign", [+1, -1])
 def test_fourbar_full_turn_matches_closed_form(path_kind, sign):
     """mechanisms/fourbar.yaml over a full crank turn (3600 points) in both assembly modes.
@@ -426,7 +449,7 @@ def test_fourbar_full_turn_matches_closed_form(path_kind, sign):
     if sign < 0:  # the other assembly mode: mirror B about the line A-O4 in the estimate
         q0[1], q0[2], q0[3] = -0.6, 2.0, -1.9
     theta = np.linspace(0, 2 * np.pi, 3601)[:-1]
-    solve = sweep._solve_sweep_numpy if path_kind == "numpy" else sweep._solve_sweep_compiled
+    solve = sweep._solve_sweep_interpreted if path_kind == "interpreted" else sweep._solve_sweep_compiled
     res = solve(mech, theta[:, None], q0, 1e-10, np.radians(10.0))
     assert np.all(res.status == Status.CONVERGED) and res.events == ()
     B = forward.frame_poses(mech, forward.link_poses(mech, res.q))[:, mech.frame_index("coupler.B"), :2, 3]
@@ -435,37 +458,79 @@ def test_fourbar_full_turn_matches_closed_form(path_kind, sign):
     assert np.abs(np.diff(res.q, axis=0)).max() < 0.01  # continuous angles, no jumps
 
 
-# --- which path solve_sweep takes ---------------------------------------------------------------
-def test_dispatch_rule(monkeypatch):
-    """Inputs and environment decide, never the history of the process."""
+# --- compiled or interpreted kernel -------------------------------------------------------------
+def test_dispatch_rule(monkeypatch, tmp_path):
+    """jit.py's rules: never without numba / with LINKCLI_JIT=never; always with
+    LINKCLI_JIT=always or many sweeps; with a cache, when the projected interpreted time
+    (plus this process's rent) pays for loading it; cold, by the recorded ski rental."""
     mech = load(REPO / "mechanisms" / "fourbar.yaml")
-    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP"):
-        monkeypatch.delenv(var, raising=False)
-    big = sweep.COMPILED_MIN_POINTS
-    assert not sweep._use_compiled(mech, 360)
-    assert sweep._use_compiled(mech, big) == (HAVE_NUMBA and sweep._kernel_cached())
-    assert sweep._use_compiled(mech, sweep.COMPILED_MIN_POINTS_COLD) == HAVE_NUMBA
-    assert not sweep._use_compiled(load(mech_file("puma560.yaml")), 10 * big)  # spatial
-    monkeypatch.setenv("LINKCLI_SWEEP", "compiled")
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
+    monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
+    monkeypatch.setattr(sweep, "_compiled_loaded", lambda: False)
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
+    monkeypatch.setenv("LINKCLI_JIT", "always")
     assert sweep._use_compiled(mech, 10) == HAVE_NUMBA
-    assert not sweep._use_compiled(load(mech_file("puma560.yaml")), 10)
-    monkeypatch.setenv("LINKCLI_SWEEP", "numpy")
-    assert not sweep._use_compiled(mech, 10 * sweep.COMPILED_MIN_POINTS_COLD)
-    monkeypatch.setenv("LINKCLI_SWEEP", "compiled")
+    monkeypatch.setenv("LINKCLI_JIT", "auto")
+    assert sweep._use_compiled(mech, 10, many=True) == HAVE_NUMBA
+    per_point = sweep._work_units(mech, 1) * sweep.DEFAULT_SECONDS_PER_UNIT
+    from linkcli.core import jit
+
+    load_points = int(jit.COMPILED_LOAD_S / per_point / (1 - 1 / jit.COMPILED_SPEEDUP))
+    monkeypatch.setattr(sweep, "_kernel_cached", lambda: True)
+    assert not sweep._use_compiled(mech, load_points // 2)
+    assert sweep._use_compiled(mech, 2 * load_points) == HAVE_NUMBA
+    monkeypatch.setattr(sweep, "_rent_in_process", jit.COMPILED_LOAD_S)  # rent paid: buy
+    assert sweep._use_compiled(mech, 10) == HAVE_NUMBA
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
+    monkeypatch.setattr(sweep, "_kernel_cached", lambda: False)
+    compile_points = int(sweep.DEFAULT_COMPILE_S / per_point)
+    assert not sweep._use_compiled(mech, compile_points // 4)
+    assert sweep._use_compiled(mech, 4 * compile_points) == HAVE_NUMBA
+    monkeypatch.setenv("LINKCLI_JIT", "never")
+    assert not sweep._use_compiled(mech, 100 * compile_points)
+    monkeypatch.setenv("LINKCLI_JIT", "always")
     monkeypatch.setenv("LINKCLI_NO_JIT", "1")
-    assert not sweep._use_compiled(mech, 10 * big)
+    assert not sweep._use_compiled(mech, 10)
+
+
+def test_interpreted_rent_leads_to_the_compiled_kernel(monkeypatch, tmp_path):
+    """A long-running process making small sweeps pays rent until loading the cached kernel
+    is cheaper, then uses it (ski rental within the process)."""
+    from linkcli.core import jit
+
+    mech = load(REPO / "mechanisms" / "fourbar.yaml")
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
+    monkeypatch.setenv("LINKCLI_JIT", "auto")
+    monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
+    monkeypatch.setattr(sweep, "_compiled_loaded", lambda: False)
+    monkeypatch.setattr(sweep, "_kernel_cached", lambda: True)
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
+    assert not sweep._use_compiled(mech, 50)
+    sweep._record_interpreted(mech, 50, 2 * jit.COMPILED_LOAD_S)
+    assert sweep._use_compiled(mech, 50) == HAVE_NUMBA
+    assert jit.read_record()[sweep.KERNEL_SET]["rent_paid_s"] > 0 or not HAVE_NUMBA
+    # cold cache, record unwritable (lost): the process's own rent still leads to compiling
+    monkeypatch.setattr(sweep, "_kernel_cached", lambda: False)
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "missing" / "dir" / "record.json"))
+    monkeypatch.setattr(jit, "_write_record", lambda data: None)
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
+    assert not sweep._use_compiled(mech, 50)
+    sweep._record_interpreted(mech, 50, 2 * sweep.DEFAULT_COMPILE_S)
+    assert sweep._use_compiled(mech, 50) == HAVE_NUMBA
 
 
 @needs_numba
-def test_solve_sweep_takes_the_chosen_path(monkeypatch):
+def test_solve_sweep_takes_the_chosen_kernel(monkeypatch):
     mech = load(REPO / "mechanisms" / "fourbar.yaml")
     Q = np.linspace(0, 2 * np.pi, 361)[:, None]
-    monkeypatch.setenv("LINKCLI_SWEEP", "compiled")
+    monkeypatch.setenv("LINKCLI_JIT", "always")
     a = sweep.solve_sweep(mech, Q, mech.q_init)
-    monkeypatch.setenv("LINKCLI_SWEEP", "numpy")
+    monkeypatch.setattr(sweep, "_use_compiled", lambda *args, **kw: False)
     b = sweep.solve_sweep(mech, Q, mech.q_init)
     assert_same_sweep(b, a)
     np.testing.assert_array_equal(a.q, sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0)).q)
+    np.testing.assert_array_equal(b.q, sweep._solve_sweep_interpreted(mech, Q, mech.q_init, 1e-10,
+                                                                      np.radians(10.0)).q)
 
 
 def test_importing_the_sweep_does_not_import_numba():
@@ -473,7 +538,7 @@ def test_importing_the_sweep_does_not_import_numba():
             "from linkcli.io.loader import load_mechanism; "
             "m = compile_mechanism(load_mechanism('mechanisms/fourbar.yaml').model); "
             "sweep.solve_sweep(m, np.linspace(0, 6.28, 361)[:, None], m.q_init); print('numba' in sys.modules)")
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), "LINKCLI_JIT": "auto"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"

@@ -48,7 +48,7 @@ def test_no_module_level_weak_caches_in_core():
 
 def _sweep(mech, compiled: bool):
     theta = np.radians(np.linspace(0.0, 360.0, 361))[:, None]
-    run = sweep._solve_sweep_compiled if compiled else sweep._solve_sweep_numpy
+    run = sweep._solve_sweep_compiled if compiled else sweep._solve_sweep_interpreted
     return run(mech, theta, mech.q_init, 1e-10, np.radians(10.0))
 
 
@@ -58,7 +58,7 @@ def _assert_identical(a, b):
     assert [(e.index, e.kind, e.loop) for e in a.events] == [(e.index, e.kind, e.loop) for e in b.events]
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+@pytest.mark.parametrize("compiled", [False, True], ids=["interpreted", "compiled"])
 def test_results_identical_fresh_cached_and_unpickled(compiled):
     if compiled and not HAVE_NUMBA:
         pytest.skip("numba not installed")

@@ -66,7 +66,6 @@ def test_kernel_sweeps_equal_solve_sweep(mech, monkeypatch):
     mechanism's size (m) or rad, and the first point differs only in rounding (Newton in the
     kernel instead of numpy: ~1e-15 measured)."""
     monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
-    monkeypatch.delenv("LINKCLI_SWEEP", raising=False)
     from linkcli.core.sweep import solve_sweep
     from linkcli.core.variant_sweep import VariantKernel, variant_mechanism
 

@@ -1,8 +1,10 @@
 """Study workers solve their variants with the compiled sweep kernel (solve_sweep's
 ``method="many"``), a plain solve keeps the rule for one sweep; both give the same study.
 
-Truth: the numpy continuation (forced with ``LINKCLI_SWEEP=numpy``) is the independent
-reference; tests/test_kinematics_fast.py shows the two paths agree point by point.
+Truth: the study run with every kernel interpreted (``LINKCLI_JIT=never``: the per-variant
+path, solve_sweep in the interpreted kernel); tests/test_kinematics_fast.py shows compiled and
+interpreted kernel agree point by point, tests/test_sweep_kernel.py the kernel and the numpy
+continuation it replaced.
 """
 
 from __future__ import annotations
@@ -49,29 +51,31 @@ def _rows(runner, tmp_path: Path, name: str) -> list[dict]:
     return list(csv.DictReader(io.StringIO((tmp_path / name / "s.csv").read_text(encoding="utf-8"))))
 
 
-def test_workers_use_the_compiled_kernel_single_solves_keep_the_rule(monkeypatch):
+def test_workers_use_the_compiled_kernel_single_solves_keep_the_rule(monkeypatch, tmp_path):
     pytest.importorskip("numba")
-    monkeypatch.delenv("LINKCLI_SWEEP", raising=False)
     monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
+    monkeypatch.setenv("LINKCLI_JIT", "auto")
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
     from kin_helpers import mech_from_yaml
 
     from linkcli.core import sweep
 
     mech = mech_from_yaml(FOURBAR.read_text(encoding="utf-8"))
+    monkeypatch.setattr(sweep, "_compiled_loaded", lambda: False)  # (as in a fresh process)
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
     assert sweep._use_compiled(mech, 37, many=True)
     assert not sweep._use_compiled(mech, 37)
-    monkeypatch.setenv("LINKCLI_SWEEP", "numpy")  # the override wins
+    monkeypatch.setenv("LINKCLI_JIT", "never")  # the override wins
     assert not sweep._use_compiled(mech, 37, many=True)
     with pytest.raises(ValueError, match="method"):
         sweep.solve_sweep(mech, [[0.0]], mech.q_init, method="fast")
 
 
-def test_study_with_the_kernel_equals_the_study_with_the_numpy_path(runner, tmp_path, monkeypatch):
+def test_study_with_the_kernel_equals_the_study_interpreted(runner, tmp_path, monkeypatch):
     pytest.importorskip("numba")
     monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
-    monkeypatch.delenv("LINKCLI_SWEEP", raising=False)
     fast = _rows(runner, tmp_path, "fast")
-    monkeypatch.setenv("LINKCLI_SWEEP", "numpy")
+    monkeypatch.setenv("LINKCLI_JIT", "never")
     ref = _rows(runner, tmp_path, "ref")
     assert len(fast) == len(ref) == 12
     # some variants fail the 0.01 m check: both outcomes are exercised
@@ -138,7 +142,7 @@ def test_fast_path_equals_the_per_variant_path_variant_by_variant(runner, tmp_pa
     variants: the same table as when every variant is validated, compiled and analysed on its
     own, and the study says which way each went."""
     pytest.importorskip("numba")
-    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_STUDY_PATH"):
         monkeypatch.delenv(var, raising=False)
     fast, how = _study(runner, tmp_path, "fast", LIST_JOBS)
     monkeypatch.setenv("LINKCLI_STUDY_PATH", "per-variant")
@@ -165,7 +169,7 @@ def test_fast_path_equals_the_per_variant_path_variant_by_variant(runner, tmp_pa
 def test_studies_the_fast_path_does_not_cover_take_the_per_variant_path(runner, tmp_path, monkeypatch, change,
                                                                          reason):
     pytest.importorskip("numba")
-    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_STUDY_PATH"):
         monkeypatch.delenv(var, raising=False)
     text = JOBS.replace("variants: 12", "variants: 3")
     if change == "parameter":
@@ -217,7 +221,7 @@ def test_fast_path_on_multi_loop_prismatic_and_non_si_mechanisms(runner, tmp_pat
     and gives the per-variant path's table (positions to 1e-9 m = 1e-7 cm: the solver's 1e-10
     of the mechanism's size with margin; angles to 1e-6 deg)."""
     pytest.importorskip("numba")
-    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_STUDY_PATH"):
         monkeypatch.delenv(var, raising=False)
     fast, how = _study(runner, tmp_path, "fast", _case_jobs(name))
     monkeypatch.setenv("LINKCLI_STUDY_PATH", "per-variant")
@@ -242,7 +246,7 @@ def test_variants_outside_joint_limits_take_the_per_variant_path(runner, tmp_pat
     keeps: variants whose rocker swings past them are failed by the per-variant path (status
     outside_limits rows), which the fast path hands them to; the others stay fast."""
     pytest.importorskip("numba")
-    for var in ("LINKCLI_NO_JIT", "LINKCLI_SWEEP", "LINKCLI_STUDY_PATH"):
+    for var in ("LINKCLI_NO_JIT", "LINKCLI_STUDY_PATH"):
         monkeypatch.delenv(var, raising=False)
     text = FOURBAR.read_text(encoding="utf-8").replace(
         "O4: {type: revolute, parent: rocker.O4, child: ground.O4}",

@@ -6,7 +6,8 @@ numba compiles a kernel (and everything it calls) for the argument types of its 
 every analysis passes the same record types whatever the mechanism (planar or spatial, any
 elements), so one short run of each analysis on a small built-in mechanism compiles all of them:
 a simulation (integrator, saved-sample outputs, reactions), the forces along a sweep
-(kinetostatics) and the compiled planar sweep (the kernel of long sweeps and parameter studies).
+(kinetostatics) and the sweep kernel (the continuation of every sweep: planar and spatial share one
+compiled function).
 """
 
 from __future__ import annotations

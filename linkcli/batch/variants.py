@@ -100,7 +100,7 @@ def prepare(task) -> FastStudy | str:
     cover it."""
     ref = tuple((k, np.asarray(v).tobytes()) for k, v in sorted(task.reference.items()))
     key = (task.source.path, task.source.sha256, repr(task.spec), task.paths, ref, _forced(),
-           os.environ.get("LINKCLI_SWEEP", ""), os.environ.get("LINKCLI_NO_JIT", ""))
+           os.environ.get("LINKCLI_JIT", ""), os.environ.get("LINKCLI_NO_JIT", ""))
     hit = _PREPARED.get(key)
     if hit is None:
         try:
@@ -143,8 +143,7 @@ def _prepare(task) -> FastStudy:
     if req.rates or req.accelerations:
         raise NotCovered("rates or accelerations are requested (the fast path solves positions)")
     if not sw._use_compiled(mech, len(path), many=True):
-        raise NotCovered("the compiled sweep kernel does not apply (numba unavailable, LINKCLI_SWEEP=numpy, or not a "
-                         "planar mechanism with a square passive partition)")
+        raise NotCovered("the compiled sweep kernel is not available (numba not installed, or LINKCLI_JIT=never)")
     try:
         kernel = VariantKernel(mech)
     except ValueError as exc:

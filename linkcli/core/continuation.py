@@ -1,11 +1,10 @@
-"""The decisions of the sweep continuation, written once for both of its implementations.
+"""The decisions of the sweep continuation, written once.
 
-:mod:`linkcli.core.sweep` (numpy, any mechanism) and :mod:`linkcli.core.planar_kernel` (numba
-scalar loops, planar mechanisms with a square passive partition) run the same continuation
-algorithm. Its limits and acceptance tests live here, as plain arithmetic on scalars that works
-unchanged elementwise on numpy arrays (sweep.py calls them on whole batches of points) and
-inside compiled kernels (planar_kernel.py compiles them with its own policy). A rule changed
-here changes both paths at once; nothing else may restate these numbers.
+The one continuation algorithm lives in :mod:`linkcli.core.sweep_kernel` (scalar loops, run
+compiled with numba or interpreted as plain Python; :mod:`linkcli.core.sweep` routes to it).
+Its limits and acceptance tests live here, as plain arithmetic on scalars (which also works
+elementwise on numpy arrays), compiled into the kernel with its own policy. Nothing else may
+restate these numbers (tests/test_kinematics_fast.py checks it).
 
 Distances are max-norms over the joint variables (rad for rotations, m for translations, the
 units of ``q``).

@@ -406,7 +406,7 @@ def frame_positions(mech: CompiledMechanism, T_world_link: np.ndarray) -> np.nda
 
 # --- planar mechanisms: the tree in SE(2) ---------------------------------------------------------
 # A planar pose is (x, y, c, s): origin and cos / sin of the angle about z. The compiled sweep
-# kernel (planar_kernel.py, model built in sweep.py) runs the tree pass on these; the test that
+# kernel (sweep_kernel.py, model built in sweep.py) runs the tree pass on these; the test that
 # a mechanism is planar in this sense and its tree steps are written once, here, and so is the
 # elementwise pass on them (planar_link_poses / planar_frame_positions), which the result tables
 # of planar mechanisms (analyses/solve.py) and the variants of a study (variant_sweep.py) use.

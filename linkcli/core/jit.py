@@ -37,6 +37,7 @@ all files, so it never meets stale code).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -206,6 +207,11 @@ KERNEL_SETS: dict[str, KernelSet] = {
                           DEFAULT_SECONDS_PER_UNIT, 36.0, _DYNAMICS_SHARED),
     "forces": KernelSet(("kinetostatics.py", "dynamics/outputs.py"), "a point of the motion", 1.0, 1.2e-4, 13.0,
                         _DYNAMICS_SHARED + ("dynamics/node_multipliers.py", "dynamics/structs_generated.py")),
+    # the sweep's continuation (core/sweep.py decides per sweep with its own work units, points x
+    # the model's size: interpreted 12-26 us per unit on the examples, load ~3; compile ~27 s of
+    # CPU at load 5.5, 1 Dec 2026)
+    "sweep": KernelSet(("sweep_kernel.py",), "a sweep point times its model's size (sweep._work_units)", 1.0,
+                       2.0e-5, 30.0),
 }
 #: CPU seconds of compiling each kernel set with an empty cache (replaced by this machine's own
 #: figure after its first compile)
@@ -437,11 +443,28 @@ def record_run(kernel_set: str, plan: Plan, units: float, cpu_s: float) -> None:
     _write_record(record)
 
 
+@functools.cache
+def borrowed_struct_reads() -> bool:
+    """numba has the internals :mod:`.dynamics.structref_access` reads records through without
+    reference counting (its MemInfo struct type and structref helpers; present in numba
+    0.59-0.68). When a numba release moves them, records are registered by numba's own
+    ``structref.register`` and ``maybe_njit(refcount=False)`` keeps reference counting: the
+    kernels then run ~25 % slower per step (W3) but still run."""
+    try:
+        from numba.core.runtime.nrtdynmod import _meminfo_struct_type  # noqa: F401
+        from numba.experimental.structref import _Utils  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @overload
-def maybe_njit(f: F, *, inline: bool = False, signature: str | None = None) -> F: ...
+def maybe_njit(f: F, *, inline: bool = False, signature: str | None = None, refcount: bool = True) -> F: ...
 @overload
-def maybe_njit(f: None = None, *, inline: bool = False, signature: str | None = None) -> Callable[[F], F]: ...
-def maybe_njit(f: F | None = None, *, inline: bool = False, signature: str | None = None) -> F | Callable[[F], F]:
+def maybe_njit(f: None = None, *, inline: bool = False, signature: str | None = None,
+               refcount: bool = True) -> Callable[[F], F]: ...
+def maybe_njit(f: F | None = None, *, inline: bool = False, signature: str | None = None,
+               refcount: bool = True) -> F | Callable[[F], F]:
     """``numba.njit(cache=True)(f)`` when :func:`jit_enabled`, else ``f`` unchanged. Use as
     ``@maybe_njit`` or ``@maybe_njit(inline=True)``; ``inline`` inlines the function into its
     compiled callers at numba's IR level (for hot helpers that LLVM leaves as calls; it costs
@@ -449,12 +472,19 @@ def maybe_njit(f: F | None = None, *, inline: bool = False, signature: str | Non
     ``"UniTuple(float64, 3)(float64[:, ::1], int64)"``) compiles exactly that one version: for tiny
     helpers called with constant (literal) arguments, of which numba otherwise compiles one copy
     per constant; a call with other types then fails to compile (the test suite would see it).
+    ``refcount=False`` compiles without numba's reference counting (``_nrt=False``: no atomic
+    increment/decrement per array read from a record or passed on; measured 3.9 -> 3.1 us per
+    step of the W3 four-bar, see benchmarks/README.md) for kernels that never allocate, return
+    no array to Python and read records only through :mod:`.dynamics.structref_access` (a kernel
+    that needs reference counting then fails to compile with "NRT required", not at run time).
     Typed to return the decorated function's own type, so type checkers see the kernel's
     signature through the decorator (a numba dispatcher is called the same way)."""
     def wrap(g: F) -> F:
         if not jit_enabled():
             return g
-        options = dict(cache=True, inline="always" if inline else "never")
+        options: dict[str, Any] = dict(cache=True, inline="always" if inline else "never")
+        if not refcount and borrowed_struct_reads():
+            options["_nrt"] = False
         return _numba.njit(signature, **options)(g) if signature else _numba.njit(**options)(g)
 
     return wrap if f is None else wrap(f)

@@ -12,11 +12,11 @@ equals the kernel model :mod:`linkcli.core.sweep` builds for each variant as a w
 (callers run it once per study; tests/test_study_fast_path.py runs it on random variants).
 
 The first point: ``solve_sweep`` assembles at the estimate's own inputs (``q_start``'s actuated
-values) and follows the branch to the first input in numpy (``sweep._first_point``: ~2 ms, ten
-times the 73-point compiled sweep). Here the kernel does it: the estimate's inputs are
+values, ``assembly.assemble`` with seeded restarts, ~2 ms: ten times the 73-point compiled
+sweep) and the kernel follows the branch to the first input. Here the kernel does both: the estimate's inputs are
 prepended to the path as a coarse point of its own, so the kernel's first-point assembly
 (Newton from ``q_start``) and coarse continuation (tangent predictor, corrector, bisection)
-carry the branch to the first input -- the same algorithm as ``_first_point`` when Newton from
+carry the branch to the first input -- the same algorithm as ``solve_sweep``'s first point when Newton from
 the estimate converges and the continuation needs no restart (equal to rounding: ~1e-15 rad
 measured). ``VariantSweep.clean`` says where that holds and nothing else happened that an
 analysis reports (every point converged, no reassembly, no sign change of det J_p, no singular
@@ -97,14 +97,15 @@ class VariantKernel:
     Build once per study and process."""
 
     def __init__(self, mech: CompiledMechanism, max_step: float = np.radians(10.0)) -> None:
-        from . import planar_kernel as pk
         from . import sweep as sw
+        from . import sweep_kernel as pk
         from .planar_metrics import fourbar_loops
 
         self.mech = mech
         self.nominal_model = sw._planar_model(mech)
-        if self.nominal_model is None or not mech.n_joints:
-            raise ValueError("the compiled sweep does not apply to this mechanism")
+        if self.nominal_model is None or not mech.n_joints or not sw._square(mech):
+            # (the per-variant model is the planar one; ``clean`` reads the square J_p's det signs)
+            raise ValueError("the variant sweep needs a planar mechanism with a square passive partition")
         if not np.all(mech.q_is_rotation[mech.q_actuated]):
             # a prismatic input's coarse spacing and value checks depend on the mechanism size
             raise ValueError("an actuated variable is a translation")
@@ -148,7 +149,7 @@ class VariantKernel:
         scale = np.tile(per_loop, (1, self.mech.n_loops))
         const = [np.broadcast_to(np.asarray(a, dtype=np.float64).ravel(), (V, np.asarray(a).size))
                  for a in (vax, cA, cB)]
-        # planar_kernel.pack's float layout: stepf, loopf, vax, cA, cB, scale (check() proves it)
+        # sweep_kernel.pack's float layout: stepf, loopf, vax, cA, cB, scale (check() proves it)
         mf = np.ascontiguousarray(np.concatenate([stepf.reshape(V, -1), loopf.reshape(V, -1), *const, scale], axis=1))
         return VariantGeometry(T_link_frame, T_parent_joint, T_child_joint, fP, fC, L, mf, ok)
 
@@ -165,9 +166,9 @@ class VariantKernel:
 
     def check(self, g: VariantGeometry) -> str:
         """'' when the derived arrays of every variant in ``g`` equal, bit for bit, what
-        sweep.py and planar_kernel.pack build for it as a whole mechanism; else what differs."""
-        from . import planar_kernel as pk
+        sweep.py and sweep_kernel.pack build for it as a whole mechanism; else what differs."""
         from . import sweep as sw
+        from . import sweep_kernel as pk
 
         for v in range(len(g)):
             mech = variant_mechanism(self.mech, g.T_link_frame[v], g.T_parent_joint[v], g.T_child_joint[v])
@@ -194,7 +195,7 @@ class VariantKernel:
     # -- the sweep ----------------------------------------------------------------------------
     def sweep(self, g: VariantGeometry, v: int, Q_act: np.ndarray, q_start: np.ndarray, tol: float) -> VariantSweep:
         """Variant v's sweep along Q_act (n, n_act) SI from the estimate q_start (n_q,)."""
-        from . import planar_kernel as pk
+        from . import sweep_kernel as pk
 
         n, n_q, n_l = len(Q_act), self.mech.n_q, self.mech.n_loops
         Q = np.empty((n + 1, Q_act.shape[1]))

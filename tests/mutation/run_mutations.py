@@ -25,8 +25,8 @@ Usage (from the repository root; not part of CI: a full run takes several minute
 
 It prints one line per mutation and the score ``caught / (caught + survived)``; exit status 1
 when any mutation survived or is stale. Numba compilation is switched off in the copies
-(``LINKCLI_NO_JIT=1`` / ``NUMBA_DISABLE_JIT=1``): the compiled and numpy paths are tested to
-agree elsewhere, and recompiling every kernel for every copy would take minutes each.
+(``LINKCLI_NO_JIT=1`` / ``NUMBA_DISABLE_JIT=1``): the compiled and interpreted kernels are tested
+to agree elsewhere, and recompiling every kernel for every copy would take minutes each.
 """
 
 from __future__ import annotations
@@ -97,6 +97,10 @@ MUTATIONS = [
     Mutation("core-spatial-jacobian-no-jr-inv", "linkcli/core/loop_closure.py",
              "Q = tf.right_jacobian_inv_so3(phi) @ np.swapaxes(R_B, -1, -2)", "Q = np.swapaxes(R_B, -1, -2)",
              ("tests/reference",), "spatial loop Jacobian without the inverse right Jacobian of SO(3)"),
+    Mutation("core-kernel-spatial-jacobian-no-jr-inv", "linkcli/core/sweep_kernel.py",
+             "cf = _series_or(th, exact, 1 / 12", "cf = 0.0 * _series_or(th, exact, 1 / 12",
+             ("tests/test_sweep_kernel.py",),
+             "the sweep kernel's spatial rotation rows with Jr^-1 reduced to I + K / 2"),
     Mutation("core-continuation-branch-check-off", "linkcli/core/continuation.py",
              "return dev > 0.3 * moved + 1e-8", "return False", KINEMATICS,
              "continuation corrector accepts a solution on another branch (both paths)"),

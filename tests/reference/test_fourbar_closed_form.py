@@ -109,7 +109,7 @@ def test_grashof_classes(lengths, expected):
     assert grashof_class(*lengths) == expected
 
 
-@pytest.mark.parametrize("path", ["default", "numpy", "kernel"])
+@pytest.mark.parametrize("path", ["default", "interpreted", "kernel"])
 def test_parallelogram_keeps_its_branch_through_the_change_point(path):
     """A parallelogram (ground = coupler, crank = rocker) has change points at 0 and 180 deg
     where the open and crossed branches meet. Following the open branch, the coupler stays
@@ -124,7 +124,7 @@ def test_parallelogram_keeps_its_branch_through_the_change_point(path):
     if path == "default":
         res = solve_sweep(mech, theta[:, None], mech.q_init)
     else:
-        solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+        solve = sweep._solve_sweep_interpreted if path == "interpreted" else sweep._solve_sweep_compiled
         res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
     assert np.all(res.status == Status.CONVERGED)
     np.testing.assert_allclose(res.q[:, 1], -theta, atol=1e-8)
@@ -132,7 +132,7 @@ def test_parallelogram_keeps_its_branch_through_the_change_point(path):
     assert at and all(abs(np.degrees(a) - 180) <= 5 for a in at)
 
 
-@pytest.mark.parametrize("path", ["numpy", "kernel"])
+@pytest.mark.parametrize("path", ["interpreted", "kernel"])
 @pytest.mark.parametrize("start", [1.0, -1.0])
 def test_near_change_point_keeps_its_branch_with_coarse_steps(path, start):
     """Ground 3, crank 1, coupler 2, rocker 2.002: b + c exceeds a + d by 2 mm, so the change
@@ -150,7 +150,7 @@ def test_near_change_point_keeps_its_branch_with_coarse_steps(path, start):
     d, a, b, c = 3.0, 1.0, 2.0, 2.002
     mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{A: {start}}}"))
     theta = np.radians(3.0 + np.arange(0.0, 361.0, 5.0))
-    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    solve = sweep._solve_sweep_interpreted if path == "interpreted" else sweep._solve_sweep_compiled
     res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
     assert (res.status == Status.CONVERGED).all()
     assert res.condition.max() < 1e3
@@ -191,7 +191,7 @@ def sin_transmission(d, a, b, c, theta):
     return np.sqrt(np.maximum(b * b - x * x, 0.0)) * L / (b * c)
 
 
-@pytest.mark.parametrize("path", ["numpy", "kernel"])
+@pytest.mark.parametrize("path", ["interpreted", "kernel"])
 @pytest.mark.parametrize("start", [1.0, -1.0])
 @pytest.mark.parametrize("d, a, b, c, step, first, max_step", NEAR_CHANGE_POINT)
 def test_near_change_point_sweeps_keep_their_branch(d, a, b, c, step, first, max_step, start, path):
@@ -207,7 +207,7 @@ def test_near_change_point_sweeps_keep_their_branch(d, a, b, c, step, first, max
 
     mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{A: {start}}}"))
     theta = np.radians(first + np.arange(0.0, 361.0, step))
-    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    solve = sweep._solve_sweep_interpreted if path == "interpreted" else sweep._solve_sweep_compiled
     res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(max_step))
     assert (res.status == Status.CONVERGED).all()
     assert res.condition.max() < 1e3
@@ -225,7 +225,7 @@ def test_near_change_point_sweeps_keep_their_branch(d, a, b, c, step, first, max
 @pytest.mark.parametrize("d, a, b, c, first, step, start", [
     # found by a random search (seed 3, 250 four-bars): from the estimate {A: -1} the kernel's
     # plain Newton at the first input converged to the other assembly mode with angles turns
-    # away (-23.35 rad for -1.99), while the numpy path assembles at the estimate first
+    # away (-23.35 rad for -1.99), while solve_sweep assembles at the estimate first
     (3.19899, 1.0, 1.31229, 2.89043, 4.06, 5.07, -1.0),
     (3.19899, 1.0, 1.31229, 2.89043, 4.06, 5.07, 1.0),
 ])
@@ -239,7 +239,7 @@ def test_compiled_sweep_starts_in_the_estimates_assembly_mode(d, a, b, c, first,
     mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{A: {start}}}"))
     theta = np.radians(first + np.arange(0.0, 361.0, step))
     results = [f(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
-               for f in (sweep._solve_sweep_numpy, sweep._solve_sweep_compiled)]
+               for f in (sweep._solve_sweep_interpreted, sweep._solve_sweep_compiled)]
     modes = []
     for res in results:
         assert (res.status == Status.CONVERGED).all()
@@ -268,7 +268,7 @@ def wrap(x):
     return (x + np.pi) % (2 * np.pi) - np.pi
 
 
-@pytest.mark.parametrize("path", ["numpy", "kernel"])
+@pytest.mark.parametrize("path", ["interpreted", "kernel"])
 @pytest.mark.parametrize("start, step, turn", [(0.6, 3.0, 90.0), (0.6, 7.0, 90.0), (0.6, 3.0, 360.0),
                                                (-0.6, 3.0, 360.0)])
 def test_reversing_path_keeps_continuous_angles_between_coarse_points(path, start, step, turn):
@@ -278,8 +278,8 @@ def test_reversing_path_keeps_continuous_angles_between_coarse_points(path, star
     coarse points (which take the input as linear in the index) are up to ~1.3 rad off, and
     the batched corrector converges from some of them onto the *same* assembly mode with joint
     angles whole turns away (2 pi ... 12 pi): the det J_p check cannot see that, only the
-    check of each fine point's distance from its guess (``sweep._fill_between``, and the
-    kernel's fine pass) sends such a point back to continuation from its neighbour.
+    check of each fine point's distance from its guess (the kernel's fine pass, as the former numpy
+    path's batched fill did) sends such a point back to continuation from its neighbour.
 
     Truth, independent of the solver: the closed-form joint angles (circle intersection) in the
     first point's mode, continued along the path: every joint angle's change between
@@ -294,7 +294,7 @@ def test_reversing_path_keeps_continuous_angles_between_coarse_points(path, star
     mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{crank_pin: 0.3, A: {start}}}"))
     out = np.radians(np.arange(0.0, turn + 1e-9, step))
     theta = np.concatenate([out, out[::-1][1:]])
-    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    solve = sweep._solve_sweep_interpreted if path == "interpreted" else sweep._solve_sweep_compiled
     res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(45.0))
     assert (res.status == Status.CONVERGED).all()
     closed = closed_form_joint_angles(d, a, b, c, theta, +1 if start > 0 else -1)

@@ -56,7 +56,7 @@ def test_non_grashof_limit_located_and_rows_beyond_say_no_configuration():
 
 
 
-@pytest.mark.parametrize("path", ["numpy", "kernel"])
+@pytest.mark.parametrize("path", ["interpreted", "kernel"])
 def test_points_beyond_a_limit_report_their_own_failure_not_a_bisection_midpoint(path):
     """Beyond 67.9757 deg no configuration exists (law of cosines above), so no point there may
     say converged or branch_jump (branch_jump claims a configuration was found). The
@@ -66,7 +66,7 @@ def test_points_beyond_a_limit_report_their_own_failure_not_a_bisection_midpoint
     numba) must agree on this."""
     mech = mech_from_yaml(NON_GRASHOF)
     theta = np.radians(np.arange(0.0, 91.0))
-    solve = sweep._solve_sweep_numpy if path == "numpy" else sweep._solve_sweep_compiled
+    solve = sweep._solve_sweep_interpreted if path == "interpreted" else sweep._solve_sweep_compiled
     res = solve(mech, theta[:, None], mech.q_init, 1e-10, np.radians(10.0))
     beyond = np.degrees(theta) > LIMIT_DEG
     assert (res.status[~beyond] == Status.CONVERGED).all()

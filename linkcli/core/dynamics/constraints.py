@@ -118,7 +118,7 @@ def row_table(mech: CompiledMechanism, joint_axis: np.ndarray) -> dict[str, np.n
 
 
 # --- kernels ---------------------------------------------------------------------------------
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def row_value(kind, pa, pb, u, w, target, Gj, rot):
     """``(g, ga_x, ga_t, gb_x, gb_t)``: value of a row of ``kind`` with vectors ``u``, ``w``
     (body axes) on the joint with geometry ``Gj`` (8, 3) between bodies ``pa`` and ``pb``, and
@@ -138,7 +138,7 @@ def row_value(kind, pa, pb, u, w, target, Gj, rot):
     return val - target, ga_x, ga_t, gb_x, gb_t
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def eval_row(m, i, rot, JW, drv_val):
     """:func:`row_value` of row ``i`` (``drv_val`` (n_drivers,) prescribed driver values)."""
     j, d = m.row_index[i, R_JOINT], m.row_index[i, R_DRIVER]
@@ -147,7 +147,7 @@ def eval_row(m, i, rot, JW, drv_val):
                      drv_val[d] if d >= 0 else 0.0, JW[j], rot)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def scatter_gradient(out, planar, body, coef, gx, gt):
     """``out[dofs of body] += coef * (gx, gt)`` in the generalized-velocity layout."""
     if body < 0:
@@ -164,7 +164,7 @@ def scatter_gradient(out, planar, body, coef, gx, gt):
             out[b + 3 + c] += coef * gt[c]
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def _set_gradient(G, r, nd, body, gx, gt, add):
     """``G[r, dofs of body] = (gx, gt)`` (``+=`` when ``add``) in the generalized-velocity layout
     (``nd`` 3: planar x, y, angle; 6: spatial)."""
@@ -190,7 +190,7 @@ def _set_gradient(G, r, nd, body, gx, gt, add):
             G[r, b + 3 + c] = gt[c]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def constraint_rows(m, rows, nrow, rot, JW, drv_val, g, G):
     """Values ``g[:nrow]`` and Jacobian ``G[:nrow]`` of the rows ``rows[:nrow]`` at the
     configuration with joint geometry ``JW``. Only the components of the row's two bodies are

@@ -8,7 +8,7 @@ from .layout import K_FREE_POSITION, K_STIFFNESS
 from .linalg import row3
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def kinetic_energy(m, rot, vel, omg):
     """Kinetic energy (J) of one state: ``1/2 m |v|^2 + 1/2 w . (R J R^T) w`` per body."""
     T = 0.0
@@ -25,7 +25,7 @@ def kinetic_energy(m, rot, vel, omg):
     return T
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def potential_energy(m, pos, rot, q):
     """Gravity and spring potential energy (J) of one configuration (``q`` continuous joint
     variables for torsional springs); gravity's zero is at the world origin."""

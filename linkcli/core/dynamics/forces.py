@@ -42,7 +42,7 @@ from .linalg import add, cross, dot, row3, scale, sub, wrap_angle
 
 
 # --- element geometry ---------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def axial_geometry(ba, bb, ra, rb, pos, rot):
     """``(L, u, s_a, s_b)`` of the element from point ``ra`` of body ``ba`` to ``rb`` of ``bb``:
     length (m), unit vector from end a to end b, lever arms about the CGs."""
@@ -54,14 +54,14 @@ def axial_geometry(ba, bb, ra, rb, pos, rot):
     return L, u, s_a, s_b
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def add_length_gradient(out, planar, ba, bb, coef, u, s_a, s_b):
     """``out += coef * grad L`` of an axial element (see :func:`axial_geometry`)."""
     scatter_gradient(out, planar, ba, coef, scale(-1.0, u), cross(u, s_a))
     scatter_gradient(out, planar, bb, coef, u, cross(s_b, u))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def add_variable_gradient(out, planar, pa, pb, is_rot, coef, Gj):
     """``out += coef * grad q`` of a joint's first variable (angle if ``is_rot``, else slide
     along the axis) from the joint geometry ``Gj``; returns the raw value (rad in (-pi, pi],
@@ -78,7 +78,7 @@ def add_variable_gradient(out, planar, pa, pb, is_rot, coef, Gj):
 
 
 # --- loads ----------------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def applied_forces(m, pos, rot, JW, q, drv_val, Q):
     """Generalized applied force ``Q`` (n,) at one configuration (joint geometry ``JW``,
     continuous joint variables ``q``, driver values ``drv_val`` (n_drivers,) N m or N)."""
@@ -114,7 +114,7 @@ def applied_forces(m, pos, rot, JW, q, drv_val, Q):
 
 
 # --- dampers --------------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def damper_coordinates(m, pos, rot, JW, s, D):
     """Coordinate ``s[e]`` (length m, or raw joint angle rad) and its gradient ``D[e]`` (n,) of
     every damper; the integrator differences them between steps."""
@@ -132,7 +132,7 @@ def damper_coordinates(m, pos, rot, JW, s, D):
                                          m.joint_index[j, J_CHILD_BODY], True, 1.0, JW[j])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def damper_increment(m, e, s0, s1):
     """``s1 - s0`` of damper ``e``; angles wrapped to (-pi, pi] (continuous)."""
     if m.damper_index[e, E_KIND] == AXIAL:
@@ -141,7 +141,7 @@ def damper_increment(m, e, s0, s1):
 
 
 # --- work of the loads ------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def load_work(m, pos0, rot0, pos1, rot1):
     """Work (J) of the constant loads over one step: force times the displacement of its point
     plus torque times the body's rotation vector of ``R1 R0^T`` (world)."""
@@ -154,7 +154,7 @@ def load_work(m, pos0, rot0, pos1, rot1):
     return W
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _rotation_increment(R0, R1):
     """Rotation vector (rad) of ``A = R1 R0^T``, exact for angles below pi:
     ``vee((A - A^T) / 2) = sin(t) axis``, ``trace A = 1 + 2 cos t``."""
@@ -175,7 +175,7 @@ def _rotation_increment(R0, R1):
 
 
 # --- outputs --------------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def element_outputs(m, pos, rot, vel, omg, q, qd, axial, torsional):
     """Per axial element ``axial[e] = (length m, rate m/s, force N, tension positive)`` and per
     torsional element ``torsional[e] = (angle rad, rate rad/s, torque N m on the child)``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..jit import maybe_njit
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def world_inertia(J, R, out):
     """``out = R J R^T`` (3, 3)."""
     for i in range(3):
@@ -17,7 +17,7 @@ def world_inertia(J, R, out):
             out[i, j] = s
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def mass_block(m, b, rot, K, off, scale_, S):
     """``K[block of body b] = scale_ * M_b`` (at offset ``off``): ``diag(m, m, Izz)`` planar,
     ``diag(m, m, m, R J R^T)`` spatial; ``S`` (3, 3) scratch."""
@@ -35,7 +35,7 @@ def mass_block(m, b, rot, K, off, scale_, S):
             K[off + 3 + i, off + 3 + j] = S[i, j] * scale_
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def momentum(m, rot, vel, omg, out, S):
     """Generalized momentum ``out = M v`` (n,); ``S`` (3, 3) scratch."""
     for b in range(m.body_mass.shape[0]):
@@ -50,7 +50,7 @@ def momentum(m, rot, vel, omg, out, S):
                 out[6 * b + 3 + i] = S[i, 0] * omg[b, 0] + S[i, 1] * omg[b, 1] + S[i, 2] * omg[b, 2]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _relative(R0, R1, F):
     """``F = R0^T R1``."""
     for i in range(3):
@@ -58,7 +58,7 @@ def _relative(R0, R1, F):
             F[i, j] = R0[0, i] * R1[0, j] + R0[1, i] * R1[1, j] + R0[2, i] * R1[2, j]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def discrete_momentum(J, R0, R1, F, B):
     """World ``R0 vee(F J_d - J_d F^T)`` with ``F = R0^T R1``, ``J_d = tr(J)/2 I - J``: h times
     the LLM discrete angular momentum. ``F``, ``B`` (3, 3) scratch."""
@@ -73,7 +73,7 @@ def discrete_momentum(J, R0, R1, F, B):
             R0[2, 0] * v0 + R0[2, 1] * v1 + R0[2, 2] * v2)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def discrete_momentum_jacobian(J, R0, R1, h, out, F, B):
     """``out`` (3, 3) ``= d(discrete_momentum / h) / d theta`` for a world rotation ``theta`` of
     ``R1``: ``R1 (tr(J_d F) I - J_d F) R1^T / h`` (from ``hat(x) A + A^T hat(x) =

@@ -118,7 +118,7 @@ def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
         q=cp(q), JW=z(nj, N_GEOMETRY, 3), Qf=z(n), G=z(n_rows, n), s=z(n_e), D=z(n_e, n),
         pos1=cp(pos), rot1=cp(rot), ang1=cp(ang), q1=cp(q), JW1=z(nj, N_GEOMETRY, 3), Qf1=z(n), G1=z(n_rows, n),
         g1=z(n_rows), s1=z(n_e), D1=z(n_e, n), P=z(n), r=z(n), nu=z(n_rows), nu2=z(n_rows),
-        B=z(N, 3 * bw + 1), piv=np.zeros(N, dtype=np.int64), rhs=z(N), xb=z(N), S=z(3, 3, 3), y=z(n), acc=z(n),
+        B=z(N, 3 * bw + 1), piv=np.zeros(N, dtype=np.int64), rhs=z(N), xb=z(N), S=z(3, 3, 3), acc=z(n),
         order=order, kkt_pos=np.arange(N, dtype=np.int64), band=np.array([bw, N], dtype=np.int64),
         eliminated=eliminated, inverse_blocks=z(nb, n // max(nb, 1), n // max(nb, 1)), eliminated_rows=z(n_rows, n),
         eliminated_rhs=z(n), body_row_start=np.zeros(nb + 1, dtype=np.int64),
@@ -169,7 +169,7 @@ def make_out(m, n_save: int, n_q: int) -> Out:
 
 
 # --- step 1: positions ----------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def _predict(m, w, h):
     """Initial guess of ``q_{k+1}`` without any mass inverse (massless directions are legal):
     ``q_k + h v_k + h^2/2 a`` with ``a = w.acc``, the velocity change of the previous step over
@@ -190,7 +190,7 @@ def _predict(m, w, h):
                                      h * w.omg[b, 2] + hh * w.acc[o + 5]), w.S[0], w.S[1])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _residual(m, w, h, nrow, tol):
     """Step-1 residual ``w.r = M_d / h - P - f^- + G_k^T nu`` (``w.P = M v_k + h/2 Q_k``) at
     the current iterate, and the convergence ratios ``(momentum, constraints)``: 1 or less means
@@ -269,7 +269,7 @@ def _residual(m, w, h, nrow, tol):
             err_g / (tol * disp + ROUNDOFF * _extent(m, w)))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _extent(m, w):
     """The larger of the model length and the largest |coordinate| of a body (m): the scale
     of the round-off of positions."""
@@ -280,14 +280,14 @@ def _extent(m, w):
     return e
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def _angular_row(m, i):
     """True for rows whose value is an angle or a dot product of directions (not a length)."""
     k = m.row_index[i, R_KIND]
     return k == ROT_PERP or k == DRV_ANGLE
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _rotation_angle(R0, R1):
     """Angle (rad, in [0, pi]) of the rotation ``R1 R0^T``."""
     tr = 0.0
@@ -296,7 +296,7 @@ def _rotation_angle(R0, R1):
     return math.acos(min(1.0, max(-1.0, 0.5 * (tr - 1.0))))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _update_ratio(m, w, h, nrow, tol):
     """Size of the Newton update of the positions in ``w.rhs`` relative to
     ``NEWTON_REGION`` times the step's displacement (from the trial ``q_{k+1}``; round-off floor
@@ -322,7 +322,7 @@ def _update_ratio(m, w, h, nrow, tol):
     return dq / (NEWTON_REGION * disp + ROUNDOFF * _extent(m, w))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _newton_solve(m, w, h, nrow):
     """Solve the Newton system of step 1 for (position increment, nu increment) into
     ``w.rhs``. The Jacobian of (step-1 residual, constraints) by (position increment, nu) is
@@ -345,7 +345,7 @@ def _newton_solve(m, w, h, nrow):
     return True
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
     """Band storage ``w.B`` of a step matrix ``[[A, GT^T], [GB, 0]]`` (rows ``GT``, ``GB`` of the
     active constraints) after eliminating the components ``w.eliminated`` by their own mass
@@ -437,7 +437,7 @@ def _assemble_reduced(m, w, nrow, h, newton, GT, GB):
     return True
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _reduced_solve(m, w, nrow, GB):
     """Solve the step matrix assembled by :func:`_assemble_reduced` for the right-hand side
     ``w.rhs[:n + nrow]`` (components, then rows; kernels' order), in place: the eliminated
@@ -489,7 +489,7 @@ def _reduced_solve(m, w, nrow, GB):
     return True
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _damper_block(m, D, D1, B, pos, kl, factor):
     """``B += factor c/2 grad s_k grad s_{k+1}^T`` over the dampers (``D``, ``D1``: gradients at
     both ends of the step; nonzero only on the components of the damper's two bodies, inside
@@ -504,32 +504,7 @@ def _damper_block(m, D, D1, B, pos, kl, factor):
                         _band_add(B, pos, kl, i, j, c * D[e, i] * D1[e, j])
 
 
-@maybe_njit(inline=True)
-def _row_body(m, row, side):
-    """Body (-1: the base) on side 0 (parent) or 1 (child) of constraint row ``row``: the only
-    bodies whose components of the row are nonzero."""
-    j = m.row_index[row, R_JOINT]
-    return m.joint_index[j, J_PARENT_BODY] if side == 0 else m.joint_index[j, J_CHILD_BODY]
-
-
-@maybe_njit
-def _rows_transpose_times(m, w, G, x, nrow, out):
-    """``out = G[:nrow]^T x`` (n,), visiting only the components of each row's two bodies (the
-    other entries of a row are zero)."""
-    nd = 3 if m.planar else 6
-    rows = w.rows
-    for i in range(out.shape[0]):
-        out[i] = 0.0
-    for r in range(nrow):
-        for side in range(2):
-            body = _row_body(m, rows[r], side)
-            if body < 0:
-                continue
-            for i in range(nd * body, nd * body + nd):
-                out[i] += G[r, i] * x[r]
-
-
-@maybe_njit
+@maybe_njit(refcount=False)
 def _clear_band(B, N, kl):
     """Zero the band storage of an N x N step matrix (fill columns included)."""
     for i in range(N):
@@ -537,7 +512,7 @@ def _clear_band(B, N, kl):
             B[i, c] = 0.0
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def _band_add(B, pos, kl, i, j, v):
     """Entry (i, j) of the step matrix (unknowns in the kernels' order) += v, stored at the
     positions ``pos`` (``w.kkt_pos``) of the bandwidth-reducing order."""
@@ -545,7 +520,7 @@ def _band_add(B, pos, kl, i, j, v):
     B[pi, pos[j] - pi + kl] += v
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _apply_increment(m, w, nrow):
     """Add the Newton solution ``w.rhs`` to the iterate (rotations by the exponential map)."""
     n = w.r.shape[0]
@@ -563,7 +538,7 @@ def _apply_increment(m, w, nrow):
         w.nu[r] += w.rhs[n + r]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def evaluate_trial(m, w, nrow, drv1):
     """Joint geometry, constraint rows and damper data at the trial configuration."""
     joint_geometry(m, w.pos1, w.rot1, w.JW1)
@@ -572,7 +547,7 @@ def evaluate_trial(m, w, nrow, drv1):
         damper_coordinates(m, w.pos1, w.rot1, w.JW1, w.s1, w.D1)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def position_step(m, w, nrow, h, drv1, tol, max_iter):
     """Step 1 (see module doc) into ``pos1, rot1, ang1, nu, JW1, G1, g1, s1, D1``; ``nu`` holds
     the initial guess on entry, ``drv1`` the prescribed driver values at ``t_{k+1}``. At least
@@ -608,7 +583,7 @@ def position_step(m, w, nrow, h, drv1, tol, max_iter):
 
 
 # --- step 2: velocities ---------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def _half_momentum(m, w, nrow):
     """``w.P <- p_{k+1/2} = P + f^- - G_k^T nu`` after a converged position step."""
     n = w.P.shape[0]
@@ -616,12 +591,18 @@ def _half_momentum(m, w, nrow):
         coef = -0.5 * m.damper_coefficient[e] * damper_increment(m, e, w.s[e], w.s1[e])
         for i in range(n):
             w.P[i] += coef * w.D[e, i]
-    _rows_transpose_times(m, w, w.G, w.nu, nrow, w.y)
-    for i in range(n):
-        w.P[i] -= w.y[i]
+    # - G_k^T nu, body by body over the active rows on it (w.body_row_list; as in _residual)
+    nd = 3 if m.planar else 6
+    start, listed, G, nu, P = w.body_row_start, w.body_row_list, w.G, w.nu, w.P
+    for b in range(m.body_mass.shape[0]):
+        for i in range(nd * b, nd * b + nd):
+            t = 0.0
+            for q in range(start[b], start[b + 1]):
+                t += G[listed[q], i] * nu[listed[q]]
+            P[i] -= t
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def velocity_step(m, w, nrow, h, rate1):
     """Step 2 (see module doc): ``vel, omg`` at ``t_{k+1}`` and ``nu2``, from ``w.P``
     (p_{k+1/2}), ``Qf1``, ``G1``, ``D1`` and the driver rates ``rate1`` at ``t_{k+1}`` (``w.g1``
@@ -661,7 +642,7 @@ def velocity_step(m, w, nrow, h, rate1):
     return True
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _kkt_solve(m, w, nrow):
     """Solve ``[[M(q_{k+1}), G1^T], [G1, 0]] [v; nu2] = [w.rhs[:n]; w.g1]`` into ``w.rhs``
     (:func:`_assemble_reduced`, :func:`_reduced_solve`)."""
@@ -672,7 +653,7 @@ def _kkt_solve(m, w, nrow):
 
 
 # --- one full step --------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def refresh(m, w, nrow, drv_val):
     """Joint geometry, applied forces, constraint Jacobian and damper data at the current
     state (``JW, Qf, G, s, D``); ``drv_val`` (n_drivers,) driver values at the current time."""
@@ -682,21 +663,20 @@ def refresh(m, w, nrow, drv_val):
     damper_coordinates(m, w.pos, w.rot, w.JW, w.s, w.D)
 
 
-@maybe_njit
-def _copy_row_blocks(m, w, dst, src):
-    """``dst[r] = src[r]`` on the components of each row's two bodies, the only nonzero ones of
-    both (O(rows), where copying the dense rows is O(rows x n))."""
-    nd = 3 if m.planar else 6
-    rows = w.rows
-    for r in range(dst.shape[0]):
-        for side in range(2):
-            body = _row_body(m, rows[r], side)
-            if body >= 0:
-                for i in range(nd * body, nd * body + nd):
-                    dst[r, i] = src[r, i]
+@maybe_njit(refcount=False)
+def _copy_row_blocks(w, nd, dst, src):
+    """``dst[r] = src[r]`` of the active rows on the components of their bodies, the only
+    nonzero ones (O(rows), where copying the dense rows is O(rows x n)); body by body over
+    ``w.body_row_list`` (no row -> joint -> body lookups). The inactive rows are not read."""
+    start, listed = w.body_row_start, w.body_row_list
+    for b in range(start.shape[0] - 1):
+        for q in range(start[b], start[b + 1]):
+            r = listed[q]
+            for i in range(nd * b, nd * b + nd):
+                dst[r, i] = src[r, i]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _commit(m, w):
     copy2(w.pos, w.pos1)
     copy3(w.rot, w.rot1)
@@ -704,7 +684,7 @@ def _commit(m, w):
     copy1(w.q, w.q1)
     copy3(w.JW, w.JW1)
     copy1(w.Qf, w.Qf1)
-    _copy_row_blocks(m, w, w.G, w.G1)
+    _copy_row_blocks(w, 3 if m.planar else 6, w.G, w.G1)
     copy1(w.s, w.s1)
     copy2(w.D, w.D1)
     if not m.planar:
@@ -712,7 +692,7 @@ def _commit(m, w):
             reorthonormalize(w.rot[b], w.S[0], w.S[1])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
     """One step ``t_k -> t_{k+1}``; ``drv0``, ``drv1`` (n_drivers,) are the driver values
     (prescribed motion, or torque/force) at both times, ``rate1`` the motion rates at
@@ -738,7 +718,7 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
     return OK, it, err, orientation
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def largest_rotation(m, w):
     """Largest rotation (rad) of a body from the state to the trial state of the step."""
     worst = 0.0
@@ -749,7 +729,7 @@ def largest_rotation(m, w):
     return worst
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _add_work(m, w, nrow, h, drv0, drv1, acc):
     """Work of the step: dampers ``-c ds^2 / h``; motion drivers ``-(lambda + mu)/2 dq``;
     torque drivers ``(tau_k + tau_{k+1})/2 dq``; loads (see forces.load_work)."""
@@ -769,7 +749,7 @@ def _add_work(m, w, nrow, h, drv0, drv1, acc):
 
 
 # --- the time loop --------------------------------------------------------------------------------
-@maybe_njit
+@maybe_njit(refcount=False)
 def _save_state(w, out, row, acc):
     copy2(out.pos[row], w.pos)
     copy3(out.rot[row], w.rot)
@@ -780,7 +760,7 @@ def _save_state(w, out, row, acc):
     copy1(out.work[row], acc)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def run_steps(m, w, nrow, k0, k1, n_steps, h, drv, rate, tol, max_iter, save_row, out, acc, stats):
     """Steps ``k0 .. k1-1`` (``k1 <= n_steps + 1``; at node ``n_steps`` only the state is
     saved). ``drv``/``rate`` (n_steps + 3, n_drivers): driver values and rates at

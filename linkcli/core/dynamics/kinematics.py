@@ -43,7 +43,7 @@ from .linalg import add, band_lu_factor, band_lu_solve, cross, dot, matTvec, mat
 ZERO3 = (0.0, 0.0, 0.0)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def point(body, r, pos, rot):
     """``(p, s)``: world position of the body point ``r`` (relative to the CG, body axes; world
     for the base) and its lever arm ``s = p - x_cg`` (zero for the base)."""
@@ -53,7 +53,7 @@ def point(body, r, pos, rot):
     return add(row3(pos, body), s), s
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def direction(body, u, rot):
     """World direction of the body-axes vector ``u`` (world for the base)."""
     if body < 0:
@@ -61,7 +61,7 @@ def direction(body, u, rot):
     return matvec(rot[body], u)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def point_velocity(body, s, vel, omg):
     """World velocity (m/s) of the body point with lever arm ``s`` (zero for the base)."""
     if body < 0:
@@ -69,12 +69,13 @@ def point_velocity(body, s, vel, omg):
     return add(row3(vel, body), cross(row3(omg, body), s))
 
 
-@maybe_njit(signature="void(float64[:, :, ::1], int64, int64, UniTuple(float64, 3))")  # one copy, not one per k
+# one copy, not one per k
+@maybe_njit(signature="void(float64[:, :, ::1], int64, int64, UniTuple(float64, 3))", refcount=False)
 def _put(JW, j, k, v):
     JW[j, k, 0], JW[j, k, 1], JW[j, k, 2] = v[0], v[1], v[2]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def joint_geometry(m, pos, rot, JW):
     """World geometry of every joint into ``JW (n_j, 8, 3)``: rows ``G_ORIGIN_A, G_ARM_A, G_ORIGIN_B, G_ARM_B``
     (frame origins and lever arms, m), ``G_NORMAL1_A, G_NORMAL2_A, G_NORMAL1_B`` (perpendiculars n1, n2 of frame A
@@ -93,7 +94,7 @@ def joint_geometry(m, pos, rot, JW):
         _put(JW, j, G_AXIS_A, direction(pa, row3(m.joint_vectors[j], J_PARENT_AXIS), rot))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def joint_angle(Gj):
     """``(phi, grad)``: rotation (rad, in (-pi, pi]) of frame B relative to frame A about the
     joint axis, from the joint's geometry ``Gj = JW[j]``, and its gradient with respect to the
@@ -105,14 +106,14 @@ def joint_angle(Gj):
     return math.atan2(s, c), sub(scale(c / r2, cross(b1, a2)), scale(s / r2, cross(b1, a1)))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def perp_gradient(n, s_a, s_b, ob_xa):
     """Gradient ``(ga_x, ga_t, gb_x, gb_t)`` of ``n . (o_b - o_a)`` with ``n`` fixed on body a
     (``ob_xa = o_b - x_a``, the child origin relative to the parent CG)."""
     return scale(-1.0, n), cross(n, ob_xa), n, cross(s_b, n)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def joint_slide(Gj, n):
     """``(value, ga_x, ga_t, gb_x, gb_t)``: ``n . (o_b - o_a)`` for a world direction ``n``
     fixed on frame A, from the joint's geometry ``Gj = JW[j]``, and its gradient."""
@@ -121,12 +122,12 @@ def joint_slide(Gj, n):
     return dot(n, d), ga_x, ga_t, gb_x, gb_t
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _unwrapped(raw, prev):
     return prev + wrap_angle(raw - prev)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _to_frame_a(m, j, v, rot):
     """World vector ``v`` in frame-A coordinates of joint ``j``."""
     pa = m.joint_index[j, J_PARENT_BODY]
@@ -134,7 +135,7 @@ def _to_frame_a(m, j, v, rot):
     return matTvec(m.joint_rotations[j, 0], vb)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _relative_rotation(m, j, rot, Rrel):
     """``Rrel = R_A^T R_B`` (3, 3): frame B's rotation in frame A."""
     for c in range(3):
@@ -145,7 +146,7 @@ def _relative_rotation(m, j, rot, Rrel):
         Rrel[0, c], Rrel[1, c], Rrel[2, c] = col[0], col[1], col[2]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def joint_variables(m, pos, rot, JW, q_prev, q, Rrel):
     """Joint variables ``q`` (n_q,) of the configuration (``JW`` its joint geometry), every
     rotation unwrapped to within pi of ``q_prev`` (continuous angles). ``Rrel`` (3, 3) scratch.
@@ -177,7 +178,7 @@ def joint_variables(m, pos, rot, JW, q_prev, q, Rrel):
                 q[k + 2] = _unwrapped(math.atan2(Rrel[1, 0], Rrel[0, 0]), q_prev[k + 2])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _spherical(R, q_prev, k, q):
     """Z-Y-X angles of ``R`` into ``q[k:k+3]``: of the two solutions, the nearer to ``q_prev``."""
     z = math.atan2(R[1, 0], R[0, 0])
@@ -195,7 +196,7 @@ def _spherical(R, q_prev, k, q):
         q[k], q[k + 1], q[k + 2] = z1, y1, x1
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def joint_rates(m, rot, vel, omg, JW, q, qd, S, N, rhs, idx, piv):
     """Joint rates ``qd`` (n_q,): the velocity of frame B relative to frame A (origin velocity
     and angular velocity in frame-A axes) decomposed on the variables' current axes by least
@@ -227,7 +228,7 @@ def joint_rates(m, rot, vel, omg, JW, q, qd, S, N, rhs, idx, piv):
                 qd[idx[i]] = rhs[i]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _current_axes(m, j, q, kind, R, C, idx):
     """Frame-A axes of joint ``j``'s translation (kind 0) or rotation (kind 1) variables, each
     rotated by the joint's preceding rotations, into the rows of ``C``; their indices into
@@ -248,7 +249,7 @@ def _current_axes(m, j, q, kind, R, C, idx):
     return cnt
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _post_rotate(R, axis, angle):
     """``R <- R @ Rot(axis, angle)`` in place for a unit axis."""
     c, s = math.cos(angle), math.sin(angle)
@@ -264,7 +265,7 @@ def _post_rotate(R, axis, angle):
         R[a, 2] = r0 * e02 + r1 * e12 + r2 * e22
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def _least_squares(C, cnt, target, N, rhs, piv):
     """``rhs[:cnt]`` minimising ``|C[:cnt].T @ x - target|`` (normal equations, at most 3 x 3,
     factorised by the step solver's banded LU with full bandwidth ``cnt - 1``, i.e. the dense LU:

@@ -12,38 +12,39 @@ import math
 from ..jit import maybe_njit
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def scale(s, a):
     return (s * a[0], s * a[1], s * a[2])
 
 
-@maybe_njit(signature="UniTuple(float64, 3)(float64[:, ::1], int64)")  # one copy, not one per constant i
+# one copy, not one per constant i
+@maybe_njit(signature="UniTuple(float64, 3)(float64[:, ::1], int64)", refcount=False)
 def row3(A, i):
     """Row ``i`` of a (n, 3) C-contiguous float array as a tuple."""
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def matvec(R, v):
     """``R @ v`` for a (3, 3) array and a 3-tuple."""
     return (R[0, 0] * v[0] + R[0, 1] * v[1] + R[0, 2] * v[2],
@@ -51,7 +52,7 @@ def matvec(R, v):
             R[2, 0] * v[0] + R[2, 1] * v[1] + R[2, 2] * v[2])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def matTvec(R, v):
     """``R.T @ v`` for a (3, 3) array and a 3-tuple."""
     return (R[0, 0] * v[0] + R[1, 0] * v[1] + R[2, 0] * v[2],
@@ -59,7 +60,7 @@ def matTvec(R, v):
             R[0, 2] * v[0] + R[1, 2] * v[1] + R[2, 2] * v[2])
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def matmul3(A, B, out):
     """``out = A @ B`` for (3, 3) arrays (``out`` must not alias the inputs)."""
     for i in range(3):
@@ -67,13 +68,13 @@ def matmul3(A, B, out):
             out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def wrap_angle(a):
     """``a`` wrapped to [-pi, pi)."""
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def rotation_from_vector(phi, out):
     """``out = exp(hat(phi))`` (3, 3), Rodrigues' formula with series for small angles (rad)."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
@@ -96,7 +97,7 @@ def rotation_from_vector(phi, out):
     out[2, 1] = a * x + b * y * z
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def copy1(dst, src):
     """``dst[:] = src`` for 1-D arrays (explicit loops here and below compile without numba's
     broadcasting checks, which cost seconds of compile time per use)."""
@@ -104,7 +105,7 @@ def copy1(dst, src):
         dst[i] = src[i]
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def copy2(dst, src):
     """``dst[:, :] = src`` for 2-D arrays."""
     for i in range(src.shape[0]):
@@ -112,7 +113,7 @@ def copy2(dst, src):
             dst[i, j] = src[i, j]
 
 
-@maybe_njit(inline=True)
+@maybe_njit(inline=True, refcount=False)
 def copy3(dst, src):
     """``dst[:, :, :] = src`` for 3-D arrays."""
     for i in range(src.shape[0]):
@@ -121,7 +122,7 @@ def copy3(dst, src):
                 dst[i, j, k] = src[i, j, k]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def rotate_world(R, phi, tmp, tmp2):
     """``R <- exp(hat(phi)) @ R`` in place (world-frame increment ``phi``, rad)."""
     rotation_from_vector(phi, tmp)
@@ -129,7 +130,7 @@ def rotate_world(R, phi, tmp, tmp2):
     copy2(R, tmp2)
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def reorthonormalize(R, S, T):
     """One Newton-Schulz step ``R <- 1.5 R - 0.5 R R^T R`` in place (removes first-order drift
     from SO(3)); ``S``, ``T`` are (3, 3) scratch arrays."""
@@ -142,7 +143,7 @@ def reorthonormalize(R, S, T):
             R[i, j] = 1.5 * R[i, j] - 0.5 * T[i, j]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def invert3(A, out):
     """``out = inv(A)`` for a (3, 3) array (adjugate / determinant); False when singular."""
     c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
@@ -162,7 +163,7 @@ def invert3(A, out):
     return True
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def rotation_z(R, angle):
     """``R = Rz(angle)`` (3, 3) in place (rad)."""
     c, s = math.cos(angle), math.sin(angle)
@@ -178,7 +179,7 @@ def rotation_z(R, angle):
 # O(N kl^2) instead of O(N^3); with ``kl = N - 1`` it is the dense LU. Hand-written because the
 # step kernels are compiled (numba cannot call LAPACK's gbtrf/gbtrs from nopython code without
 # per-call arrays; scipy.linalg.solve_banded does not keep the factors and allocates).
-@maybe_njit
+@maybe_njit(refcount=False)
 def band_lu_factor(B, N, kl, piv):
     """In-place LU with partial pivoting of the band matrix ``B`` (see above) of order ``N``;
     L is kept as the sequence of Gauss transforms (row interchanges ``piv`` applied in turn,
@@ -226,7 +227,7 @@ def band_lu_factor(B, N, kl, piv):
     return worst
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def band_lu_solve(B, N, kl, piv, b):
     """Solve in place ``A x = b`` (``b[:N]`` overwritten) with the factors of :func:`band_lu_factor`."""
     for k in range(N):
@@ -244,7 +245,7 @@ def band_lu_solve(B, N, kl, piv, b):
         b[k] = s / B[k, kl]
 
 
-@maybe_njit
+@maybe_njit(refcount=False)
 def band_lu_det_sign(B, N, kl, piv):
     """Sign (-1, 0 or 1) of the determinant of the matrix factorised by :func:`band_lu_factor`
     (product of the pivots' signs, one factor -1 per row interchange). O(N)."""

@@ -135,7 +135,6 @@ WORK_FIELDS = (
     Field("rhs", "float", ("N",), "mixed", "right-hand side, then solution, of a step's linear system"),
     Field("xb", "float", ("N",), "mixed", "the same in the bandwidth-reducing order (scratch)"),
     Field("S", "float", (3, 3, 3), "mixed", "three 3x3 scratch matrices"),
-    Field("y", "float", ("n",), "N s or N m s", "scratch: G^T times impulses"),
     Field("acc", "float", ("n",), "m/s^2 or rad/s^2",
           "velocity change of the last step over h: the predictor's acceleration"),
     Field("order", "int", ("N",), "1",
@@ -189,10 +188,12 @@ def generated_source() -> str:
            "import numba",
            "from numba.core import types",
            "from numba.experimental import structref",
+           "",
+           "from linkcli.core.dynamics import structref_access",
            ""]
     for record, fields in RECORDS.items():
         cls, proxy, type_name, ctor = STRUCT_NAMES[record]
-        out += ["", "@structref.register", f"class {cls}(types.StructRef):", "    pass", "", "",
+        out += ["", "@structref_access.register", f"class {cls}(types.StructRef):", "    pass", "", "",
                 f"class {proxy}(structref.StructRefProxy):", "    pass", "", "",
                 f"structref.define_boxing({cls}, {proxy})", f"{type_name} = {cls}(["]
         for f in fields:

@@ -4,7 +4,9 @@ Python code builds and reads namedtuples (:class:`DynModel`, :class:`Work`). Ker
 :func:`as_kernel` of them: with numba a StructRef holding the same arrays (no copy), passed to a
 compiled function as one pointer where a namedtuple of ~25 arrays is copied on every call
 (measured: the four-bar benchmark runs 2.4x faster); without numba the namedtuple itself.
-Kernels read fields by attribute either way (``m.body_mass``, ``w.pos``).
+Kernels read fields by attribute either way (``m.body_mass``, ``w.pos``). The StructRef types are
+registered by :mod:`.structref_access`, whose field reads need no reference counting, so the step
+kernels are compiled without it (``maybe_njit(refcount=False)``: W3 3.9 -> 3.1 us per step).
 
 Both records are declared once, in :mod:`.records` (name, dtype, shape, unit, meaning of every
 field); the namedtuples below, their documentation and the numba StructRef types and

@@ -9,8 +9,10 @@ import numba
 from numba.core import types
 from numba.experimental import structref
 
+from linkcli.core.dynamics import structref_access
 
-@structref.register
+
+@structref_access.register
 class ModelStruct(types.StructRef):
     pass
 
@@ -79,7 +81,7 @@ def model_struct(t):
     return s
 
 
-@structref.register
+@structref_access.register
 class WorkStruct(types.StructRef):
     pass
 
@@ -121,7 +123,6 @@ WORK_TYPE = WorkStruct([
     ("rhs", types.Array(types.float64, 1, "C")),
     ("xb", types.Array(types.float64, 1, "C")),
     ("S", types.Array(types.float64, 3, "C")),
-    ("y", types.Array(types.float64, 1, "C")),
     ("acc", types.Array(types.float64, 1, "C")),
     ("order", types.Array(types.int64, 1, "C")),
     ("kkt_pos", types.Array(types.int64, 1, "C")),
@@ -170,7 +171,6 @@ def work_struct(t):
     s.rhs = t.rhs
     s.xb = t.xb
     s.S = t.S
-    s.y = t.y
     s.acc = t.acc
     s.order = t.order
     s.kkt_pos = t.kkt_pos

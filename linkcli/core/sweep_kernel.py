@@ -1,62 +1,56 @@
-"""Compiled sequential continuation for planar mechanisms of any topology (optional numba).
+"""The continuation of sweeps: one algorithm for every mechanism, in scalar loops.
 
-This is the fast path of :func:`linkcli.core.sweep.solve_sweep` (see there for when it is used).
-It runs the algorithm of the numpy path of sweep.py, point by point in scalar loops:
+This is the only implementation of :func:`linkcli.core.sweep.solve_sweep`'s continuation (issue
+11 removed the numpy control flow that duplicated it; tests/test_sweep_kernel.py keeps that
+path's results as a reference). Point by point:
 
-* the same coarse points (:func:`coarse_indices`, tested equal to ``sweep._coarse_indices``),
-  first-point assembly (done by sweep.py for both paths), the same acceptance tests and limits (written once in
-  :mod:`linkcli.core.continuation` and compiled here), tangent predictor (the secant through
-  the previous point where J_p is singular) + corrector with step bisection on a failure or a
-  would-be branch jump (``_continue``), restart from the last good
-  configuration after failures (a ``reassembled`` event), and per-point Levenberg-Marquardt
-  corrector (``solve_configuration``: same acceptance test, damping schedule, statuses);
-* between coarse points every point follows its left neighbour. The numpy path guesses them
-  by Hermite interpolation, solves them as a batch and continues the ones that fail its branch
-  check from the left neighbour; here each point first tries :func:`_fast_step` (second-order
-  predictor, one chord step, accepted only when it provably meets the tolerance and passes the
-  branch check) and otherwise runs ``_continue``: the same branch and configurations within
-  the solver tolerance in regular cases (tests/test_kinematics_fast.py);
-* per point it also returns the final residual per loop, the condition number and the sign of
-  the determinant of the passive partition (events are built from these in sweep.py).
+* coarse points (:func:`coarse_indices`): input steps of at most ``max_step``; the first point
+  is assembled at the estimate's own inputs (:func:`solve_point`; seeded restarts in sweep.py
+  when it stalls) and followed to the first input; tangent predictor (the secant through the previous point where
+  J_p is singular) + corrector with step bisection on a failure, a would-be branch jump or a
+  det J_p sign change (``_continue``), restart from the last good configuration after
+  failures (a ``reassembled`` event). Acceptance tests and limits are written once in
+  :mod:`linkcli.core.continuation` and compiled here;
+* the corrector (``_solve``) is loop_closure.solve_configuration's Levenberg-Marquardt /
+  Newton for one point: same acceptance test, damping schedule and statuses; its step is the
+  (damped) least-squares / minimum-norm solution of J_p dx = -r, so square, tall (more
+  constraint rows than passive variables: planar loops written as spatial files,
+  overconstrained loops) and wide J_p (idle freedoms, e.g. an S-S coupler's spin) are solved
+  alike (inverse / LU when square and well conditioned, Jacobi SVD otherwise);
+* between coarse points every point follows its left neighbour: first :func:`_fast_step`
+  (second-order predictor, one chord step with the cached J_p factors, accepted only when it
+  provably meets the tolerance and passes the branch check; square J_p), else a cubic Hermite
+  guess checked against the branch (distance, det J_p sign against the segment's ends), else
+  ``_continue`` from the left neighbour;
+* det J_p sign checks: a square J_p by its LU sign; a tall one by the sign of
+  det(Jp_ref^T J_p) seen from the step's (or segment's) start (:func:`_seen_sign`); a wide one
+  gets none. Per point the kernel returns the final residual per loop, the condition number
+  and (square J_p) the det sign; :func:`det_flips` gives a tall J_p's sign changes between
+  neighbours (sweep.py builds the events from these).
 
-Kinematics are planar and exact for the compiled mechanism: every joint frame is ``(x, y, c, s)``
-(origin and cos/sin of the angle about z), every revolute axis is +-z and every prismatic axis
-lies in the x-y plane (sweep.py checks this before using the kernel). Residual rows per loop are
-``(x, y, angle)`` as in loop_closure.py, the Jacobian is analytic (point velocities of the two
-loop frames per unit joint rate).
+Model evaluation (``_eval``): planar models run in SE(2) (every joint frame ``(x, y, c, s)``,
+revolute axes +-z, prismatic axes in the plane; residual rows ``(x, y, angle)``), every other
+model in general poses (rotation matrix and origin, 12 floats): each joint variable is an
+elementary motion about / along a fixed unit axis of its joint frame (Rodrigues), a
+multi-variable joint their product; the residual per loop is loop_closure's (planar
+``(x, y, angle)``, spatial ``(p_B - p_A, log(R_A^T R_B))`` with the exact SO(3) log and its
+branch near pi), the Jacobian analytic from the world axes (point-velocity differences of the
+two loop frames, rotation rows ``Jr^-1(phi) R_B^T (w_B - w_A)``). tests/test_sweep_kernel.py
+checks both against loop_closure.constraints (1e-12) and finite differences on every example.
 
-Written once as plain Python over scalars and small preallocated arrays; :func:`_compiled`
-(jit.py's ``maybe_njit`` policy) compiles it with numba when available, otherwise it runs as
-it is (slowly: solve_sweep then uses the numpy path; tests run it both ways). numba is
-imported when this module is imported, so import it lazily (sweep.py does).
+Compiled or interpreted: written once as plain Python over scalars and small preallocated
+arrays; :func:`_compiled` compiles each function with numba when this module is imported in a
+process that compiles kernels (jit.py), else leaves it as it is. sweep.py also loads a second,
+never-compiled copy of this file (``sweep_kernel_interpreted``) so that a process can run the
+kernel interpreted (cold numba cache, a short sweep) and switch to the compiled one later.
+numba is imported when the compiled module is imported, so import it lazily (sweep.py does).
 
-Data layout
------------
-The model tuple ``M`` (built by ``sweep._planar_model``, C-contiguous int64 / float64 arrays)
-  stepi (n_steps, 5) int: tree link ``v``, its tree parent ``u``, first variable ``s``,
-      variable count ``n``, forward (1) or inverted (0) joint; parents before children
-  stepf (n_steps, 8): (x, y, c, s) of the frame before the joint motion (T_parent_joint, or
-      T_child_joint for an inverted joint) and after it (inverse of the other one)
-  loopi (n_loops, 4) int: loop joint's parent link, child link, ``s``, ``n``
-  loopf (n_loops, 8): (x, y, c, s) of its T_parent_joint and T_child_joint
-  vrot (n_q,) int 1 rotation / 0 translation; vax (n_q, 2): (sign of the z axis, 0) for a
-      rotation, the in-plane unit axis for a translation (joint-frame coordinates)
-  cA, cB (n_loops, n_q): sign with which each variable moves loop frame A / B
-  passive (n_p,), act (n_a,) int; scale (n_c,) error weights (1/L for positions, 1 for angles)
-is packed by :func:`pack` into one int64 and one float64 array ``mi``, ``mf``; all scratch
-space is one float64 and one int64 array ``wf``, ``wi`` (:func:`workspace`; kernels never
-allocate). Offsets live in ``mi``'s header (``H_*``, ``O_*``, ``W_*``, ``I_*``), matrices are
-row-major blocks, and (q, r, J) triples live in numbered *slots* (``SL_*``).
-
-Why so flat (four-bar, 3600 points; benchmarks/README.md has the story): compiled functions
-receive every array argument by value (~8 machine words), and the sweep makes ~10 nested calls
-per point; with ~40 separate arrays per call, argument passing cost more than the arithmetic
-(3.0 -> 1.8 ms when packed). The kernels are also compiled without numba's reference counting
-(``_nrt=False``: its atomic updates per array argument and call took ~2/3 of the time of the
-first version, 9.6 -> 4 ms), and without literal arguments (:func:`_rt`: compile 25 -> ~12 s).
-The 3 x 3 passive partition of a single planar loop (the common case) is inverted in closed
-form (adjugate) instead of LU, and its condition number comes from two eigenvalues of J^T J
-and det J; cos/sin of variables that moved by < 1e-3 are rotated with a Taylor series.
+Measured (CPU; benchmarks/README.md, issue 11): four-bar 3600 points 1.5-1.7 ms compiled
+(~0.45 us per point, the kernel itself within 3 % of the planar-only kernel it replaced),
+~90-100 us per point interpreted; spatial RSSR (wide J_p, 6 x 7) 9-12 ms compiled at 721
+points and 34-43 ms at 3600, 3.7-4.5 ms per point interpreted, against the numpy
+continuation's 113-157 and 194-242 ms; a 10^6-point RSSR sweep peaks at 296 MB RSS (the numpy
+continuation: 5.1 GB).
 """
 
 from __future__ import annotations
@@ -75,14 +69,14 @@ def _compiled(f):
     ``LINKCLI_NO_JIT`` unset), else return it unchanged (jit.py's ``maybe_njit`` policy), with
     ``cache=True``, no reference counting (``_nrt=False``: kernels never allocate) and numpy's
     float error model (no ZeroDivisionError checks: kernels test their divisors)."""
-    if not jit_enabled():
+    if __name__.endswith("_interpreted") or not jit_enabled():  # (sweep._interpreted_kernel's copy)
         return f
     import numba
 
     return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
 
 
-# the continuation's acceptance tests and limits, shared with the numpy path (continuation.py)
+# the continuation's acceptance tests and limits (written once in continuation.py)
 _corrector_left_branch = _compiled(rules.corrector_left_branch)
 _fine_point_left_branch = _compiled(rules.fine_point_left_branch)
 _det_sign_flipped = _compiled(rules.det_sign_flipped)
@@ -106,7 +100,14 @@ _ACCEPT = 1.0 - 1e-12  # corrector steps must lower the error by this factor (as
  W_PRA, W_PRQ, W_SPA, W_SPQ,  # the secant predictor's earlier point: current, and per bisection level
  I_PIV, I_PIV0, I_STD,  # offsets into wi
  H_ZERO,  # always 0: see _rt
- H_SIZE) = range(50)
+ H_NC, H_LD, H_KIND, H_SHAPE,  # constraint rows, rows per loop (3, 6), model kind, J_p shape
+ W_JREF, W_JREF2,  # J_p at the reference point of the det checks of a tall J_p (segment; step)
+ H_SIZE) = range(56)
+
+# model kinds (H_KIND): planar tree in SE(2) (x, y, c, s), or general (R, p) poses
+PLANAR, SPATIAL = 0, 1
+# shapes of J_p (n_c x n_p, H_SHAPE): square, tall (n_c > n_p), wide (n_c < n_p)
+SQUARE, TALL, WIDE = 0, 1, 2
 
 # (q, r, J) slots: results 1 and 2, corrector trial, continuation state, last converged coarse
 # point, scratch (_continue's failed attempt at its end point; _finish's failed point)
@@ -115,12 +116,17 @@ N_SLOTS = 6
 
 
 def pack(M, max_depth: int = rules.MAX_DEPTH):
-    """(mi, mf, n_wf, n_wi) for the model tuple M (plain Python)."""
+    """(mi, mf, n_wf, n_wi) for the model tuple M (plain Python). The kind of model is read
+    from its translation axes: (n_q, 2) planar, (n_q, 3) spatial (see the module docstring)."""
     stepi, stepf, loopi, loopf, vrot, vax, cA, cB, passive, act, scale = M
     n_q, n_l, n_s, n_p, n_a = len(vrot), len(loopi), len(stepi), len(passive), len(act)
-    n_c = 3 * n_l
+    n_c = len(scale)
+    kind = SPATIAL if np.shape(vax)[-1] == 3 else PLANAR
     head = np.zeros(H_SIZE, dtype=np.int64)
     head[[H_NQ, H_NL, H_NS, H_NP, H_NA, H_MAXD]] = (n_q, n_l, n_s, n_p, n_a, max_depth)
+    head[[H_NC, H_LD, H_KIND]] = (n_c, n_c // n_l if n_l else 3, kind)
+    head[H_SHAPE] = SQUARE if n_c == n_p else (TALL if n_c > n_p else WIDE)
+    big = max(n_c, n_p)
 
     def place(slots, sizes, start):
         for slot, size in zip(slots, sizes, strict=True):
@@ -134,10 +140,11 @@ def pack(M, max_depth: int = rules.MAX_DEPTH):
     place([O_STEPF, O_LOOPF, O_VAX, O_CA, O_CB, O_SCALE], [a.size for a in floats], 0)
     n_wf = place([W_POSE, W_AXO, W_CQ, W_SQ, W_QTRIG, W_PAB, W_Q, W_R, W_J,
                   W_JP, W_LU, W_LU0, W_AW, W_V, W_SV, W_RHS, W_DX, W_INFO0, W_AC, W_QP, W_STA, W_AS, W_HERM, W_DQ,
-                  W_PRA, W_PRQ, W_SPA, W_SPQ],
-                 [4 * (n_s + 1), 4 * n_q, n_q, n_q, n_q, 4 * n_l, N_SLOTS * n_q, N_SLOTS * n_c, N_SLOTS * n_c * n_q,
-                  n_c * n_p, n_p * n_p, n_p * n_p, n_p * n_p, n_p * n_p, n_p, n_c, n_p, 2, n_a, n_q,
-                  (max_depth + 2) * n_a, n_a, 5 * n_q, n_a, n_a, n_q, (max_depth + 2) * n_a, (max_depth + 2) * n_q], 0)
+                  W_PRA, W_PRQ, W_SPA, W_SPQ, W_JREF, W_JREF2],
+                 [12 * (n_s + 3), 12 * n_q, n_q, n_q, n_q, 18 * n_l, N_SLOTS * n_q, N_SLOTS * n_c,
+                  N_SLOTS * n_c * n_q, n_c * n_p, max(n_p * n_p, 9), n_p * n_p, big * big, big * big, big, n_c, n_p,
+                  2, n_a, n_q, (max_depth + 2) * n_a, n_a, 5 * n_q, n_a, n_a, n_q, (max_depth + 2) * n_a,
+                  (max_depth + 2) * n_q, n_c * n_p, n_c * n_p], 0)
     n_wi = place([I_PIV, I_PIV0, I_STD], [n_p, n_p, max_depth + 2], 0)
     mi = np.concatenate([head] + [np.asarray(a, dtype=np.int64).ravel() for a in ints])
     mf = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in floats])
@@ -165,18 +172,18 @@ def _qo(mi, s):
 
 @_compiled
 def _ro(mi, s):
-    return mi[W_R] + 3 * s * mi[H_NL]
+    return mi[W_R] + s * mi[H_NC]
 
 
 @_compiled
 def _jo(mi, s):
-    return mi[W_J] + 3 * s * mi[H_NL] * mi[H_NQ]
+    return mi[W_J] + s * mi[H_NC] * mi[H_NQ]
 
 
 @_compiled
 def _copy_slot(mi, wf, dst, src):
     """(q, r, J) of slot src -> slot dst."""
-    n_q, n_c = mi[H_NQ], 3 * mi[H_NL]
+    n_q, n_c = mi[H_NQ], mi[H_NC]
     qd, qs, rd, rs, jd, js = _qo(mi, dst), _qo(mi, src), _ro(mi, dst), _ro(mi, src), _jo(mi, dst), _jo(mi, src)
     for k in range(n_q):
         wf[qd + k] = wf[qs + k]
@@ -222,11 +229,228 @@ def _angle(y, x):
     return math.atan2(y, x)
 
 
+# --- general (spatial) poses: R row-major (9) then p (3), 12 floats --------------------------------
+@_compiled
+def _compose_const(wf, a, mf, b, out):
+    """wf[out:out + 12] <- pose wf[a] @ constant pose mf[b] (out may equal a)."""
+    for i in range(3):
+        r0, r1, r2 = wf[a + 3 * i], wf[a + 3 * i + 1], wf[a + 3 * i + 2]
+        for j in range(3):
+            wf[out + 3 * i + j] = r0 * mf[b + j] + r1 * mf[b + 3 + j] + r2 * mf[b + 6 + j]
+        wf[out + 9 + i] = r0 * mf[b + 9] + r1 * mf[b + 10] + r2 * mf[b + 11] + wf[a + 9 + i]
+
+
+@_compiled
+def _move(wf, t, rot, ax, ay, az, c, s, d):
+    """wf[t] <- wf[t] @ E: the rotation with cosine c and sine s about the unit axis (ax, ay,
+    az) (Rodrigues: ``c I + s K + (1 - c) a a^T``), or the translation by d along it."""
+    if rot:
+        t1 = 1.0 - c
+        e00, e01, e02 = c + t1 * ax * ax, t1 * ax * ay - s * az, t1 * ax * az + s * ay
+        e10, e11, e12 = t1 * ay * ax + s * az, c + t1 * ay * ay, t1 * ay * az - s * ax
+        e20, e21, e22 = t1 * az * ax - s * ay, t1 * az * ay + s * ax, c + t1 * az * az
+        for i in range(3):
+            r0, r1, r2 = wf[t + 3 * i], wf[t + 3 * i + 1], wf[t + 3 * i + 2]
+            wf[t + 3 * i] = r0 * e00 + r1 * e10 + r2 * e20
+            wf[t + 3 * i + 1] = r0 * e01 + r1 * e11 + r2 * e21
+            wf[t + 3 * i + 2] = r0 * e02 + r1 * e12 + r2 * e22
+    else:
+        for i in range(3):
+            wf[t + 9 + i] += d * (wf[t + 3 * i] * ax + wf[t + 3 * i + 1] * ay + wf[t + 3 * i + 2] * az)
+
+
+@_compiled
+def _record_axis(wf, t, out, ax, ay, az):
+    """The variable's axis in the world from the frame wf[t] before its motion: direction R a
+    at out, origin p at out + 3."""
+    for i in range(3):
+        wf[out + i] = wf[t + 3 * i] * ax + wf[t + 3 * i + 1] * ay + wf[t + 3 * i + 2] * az
+        wf[out + 3 + i] = wf[t + 9 + i]
+
+
+@_compiled
+def _series_or(t, exact, c0, c1, c2, c3, c4):
+    """``exact`` for t >= 0.1, else the series c0 + c1 t^2 + ... + c4 t^8 (transforms._coef's
+    rule: truncation below 1e-17 relative)."""
+    if t >= 0.1:
+        return exact
+    t2 = t * t
+    return c0 + t2 * (c1 + t2 * (c2 + t2 * (c3 + t2 * c4)))
+
+
+@_compiled
+def _log_so3(r00, r01, r02, r10, r11, r12, r20, r21, r22):
+    """Rotation vector of R (transforms.log_so3, the same branches): angle atan2(|vee R|, c),
+    ``vee(R) angle / sin(angle)`` for c >= 0, else the axis from the symmetric part's column
+    with the largest diagonal, its sign from vee(R)."""
+    sx, sy, sz = 0.5 * (r21 - r12), 0.5 * (r02 - r20), 0.5 * (r10 - r01)
+    c = 0.5 * (r00 + r11 + r22 - 1.0)
+    th = math.atan2(math.sqrt(sx * sx + sy * sy + sz * sz), c)
+    if not c < 0.0:
+        sinc = _series_or(th, math.sin(th) / th if th > 0.0 else 1.0, 1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880)
+        return sx / sinc, sy / sinc, sz / sinc
+    b00, b11, b22 = r00 - c, r11 - c, r22 - c
+    if b00 >= b11 and b00 >= b22:
+        x, y, z = b00, 0.5 * (r10 + r01), 0.5 * (r20 + r02)
+    elif b11 >= b22:
+        x, y, z = 0.5 * (r01 + r10), b11, 0.5 * (r21 + r12)
+    else:
+        x, y, z = 0.5 * (r02 + r20), 0.5 * (r12 + r21), b22
+    n = math.sqrt(x * x + y * y + z * z)
+    if n > 0.0:
+        x, y, z = x / n, y / n, z / n
+    f = -th if x * sx + y * sy + z * sz < 0.0 else th
+    return f * x, f * y, f * z
+
+
+@_compiled
+def _eval_spatial(mi, mf, wf, sl, want_J):
+    """:func:`_eval` for the general model (poses (R, p); loop_closure's residual rows: planar
+    ``(x, y, angle)`` or spatial ``(p_B - p_A, log(R_A^T R_B))`` and Jacobian rows, the rotation
+    rows ``Jr^-1(phi) R_B^T (w_B - w_A)``)."""
+    n_q, n_l, n_s, ld = mi[H_NQ], mi[H_NL], mi[H_NS], mi[H_LD]
+    qo, ro, jo = _qo(mi, sl), _ro(mi, sl), _jo(mi, sl)
+    o_vrot, o_vax, cq, sq, qtrig = mi[O_VROT], mi[O_VAX], mi[W_CQ], mi[W_SQ], mi[W_QTRIG]
+    pose, axo, pab = mi[W_POSE], mi[W_AXO], mi[W_PAB]
+    for k in range(n_q):  # cos q, sin q of the rotations (the small-change rotation of _eval_planar)
+        if mi[o_vrot + k] == 1:
+            q = wf[qo + k]
+            d = q - wf[qtrig + k]
+            if d != 0.0:
+                if abs(d) < 1e-3:
+                    d2 = d * d
+                    cd = 1.0 - d2 * (0.5 - d2 / 24.0)
+                    sd = d * (1.0 - d2 * (1.0 / 6.0 - d2 / 120.0))
+                    c0, s0 = wf[cq + k], wf[sq + k]
+                    wf[cq + k] = c0 * cd - s0 * sd
+                    wf[sq + k] = s0 * cd + c0 * sd
+                else:
+                    wf[cq + k] = math.cos(q)
+                    wf[sq + k] = math.sin(q)
+                wf[qtrig + k] = q
+    for m in range(12):
+        wf[pose + m] = 1.0 if m == 0 or m == 4 or m == 8 else 0.0
+    t, t2 = pose + 12 * (n_s + 1), pose + 12 * (n_s + 2)  # scratch poses
+    o_stepi, o_stepf, o_loopi, o_loopf = mi[O_STEPI], mi[O_STEPF], mi[O_LOOPI], mi[O_LOOPF]
+    for i in range(n_s):
+        oi, of = o_stepi + 5 * i, o_stepf + 24 * i
+        v, u, s0, n, fwd = mi[oi], mi[oi + 1], mi[oi + 2], mi[oi + 3], mi[oi + 4]
+        _compose_const(wf, pose + 12 * u, mf, of, t)
+        if fwd == 1:
+            for k in range(s0, s0 + n):
+                a = o_vax + 3 * k
+                _record_axis(wf, t, axo + 6 * k, mf[a], mf[a + 1], mf[a + 2])
+                _move(wf, t, mi[o_vrot + k] == 1, mf[a], mf[a + 1], mf[a + 2], wf[cq + k], wf[sq + k], wf[qo + k])
+        else:  # the inverse motion; the axis frames start from the joint frame on this link
+            for k in range(s0 + n - 1, s0 - 1, -1):
+                a = o_vax + 3 * k
+                _move(wf, t, mi[o_vrot + k] == 1, mf[a], mf[a + 1], mf[a + 2], wf[cq + k], -wf[sq + k], -wf[qo + k])
+            for m in range(12):
+                wf[t2 + m] = wf[t + m]
+            for k in range(s0, s0 + n):
+                a = o_vax + 3 * k
+                _record_axis(wf, t2, axo + 6 * k, mf[a], mf[a + 1], mf[a + 2])
+                _move(wf, t2, mi[o_vrot + k] == 1, mf[a], mf[a + 1], mf[a + 2], wf[cq + k], wf[sq + k], wf[qo + k])
+        _compose_const(wf, t, mf, of + 12, pose + 12 * v)
+    err = 0.0
+    o_scale = mi[O_SCALE]
+    for li in range(n_l):
+        oi, of = o_loopi + 4 * li, o_loopf + 24 * li
+        par, chi, s0, n = mi[oi], mi[oi + 1], mi[oi + 2], mi[oi + 3]
+        _compose_const(wf, pose + 12 * par, mf, of, t)  # frame A
+        for k in range(s0, s0 + n):
+            a = o_vax + 3 * k
+            _record_axis(wf, t, axo + 6 * k, mf[a], mf[a + 1], mf[a + 2])
+            _move(wf, t, mi[o_vrot + k] == 1, mf[a], mf[a + 1], mf[a + 2], wf[cq + k], wf[sq + k], wf[qo + k])
+        _compose_const(wf, pose + 12 * chi, mf, of + 12, t2)  # frame B
+        pl = pab + 18 * li
+        for m in range(3):
+            wf[pl + m] = wf[t + 9 + m]
+            wf[pl + 3 + m] = wf[t2 + 9 + m]
+        r00 = wf[t] * wf[t2] + wf[t + 3] * wf[t2 + 3] + wf[t + 6] * wf[t2 + 6]  # R_A^T R_B
+        r01 = wf[t] * wf[t2 + 1] + wf[t + 3] * wf[t2 + 4] + wf[t + 6] * wf[t2 + 7]
+        r02 = wf[t] * wf[t2 + 2] + wf[t + 3] * wf[t2 + 5] + wf[t + 6] * wf[t2 + 8]
+        r10 = wf[t + 1] * wf[t2] + wf[t + 4] * wf[t2 + 3] + wf[t + 7] * wf[t2 + 6]
+        r11 = wf[t + 1] * wf[t2 + 1] + wf[t + 4] * wf[t2 + 4] + wf[t + 7] * wf[t2 + 7]
+        r12 = wf[t + 1] * wf[t2 + 2] + wf[t + 4] * wf[t2 + 5] + wf[t + 7] * wf[t2 + 8]
+        r20 = wf[t + 2] * wf[t2] + wf[t + 5] * wf[t2 + 3] + wf[t + 8] * wf[t2 + 6]
+        r21 = wf[t + 2] * wf[t2 + 1] + wf[t + 5] * wf[t2 + 4] + wf[t + 8] * wf[t2 + 7]
+        r22 = wf[t + 2] * wf[t2 + 2] + wf[t + 5] * wf[t2 + 5] + wf[t + 8] * wf[t2 + 8]
+        r = ro + ld * li
+        for m in range(3):
+            wf[r + m] = wf[t2 + 9 + m] - wf[t + 9 + m]
+        if ld == 3:
+            wf[r + 2] = math.atan2(r10, r00)
+        else:
+            px, py, pz = _log_so3(r00, r01, r02, r10, r11, r12, r20, r21, r22)
+            wf[r + 3], wf[r + 4], wf[r + 5] = px, py, pz
+            # Qm = Jr^-1(phi) R_B^T, Jr^-1 = I + K / 2 + coef K^2 (transforms.right_jacobian_inv_so3)
+            th = math.sqrt(px * px + py * py + pz * pz)
+            exact = (1.0 - 0.5 * th / math.tan(0.5 * th)) / (th * th) if th >= 0.1 else 0.0
+            cf = _series_or(th, exact, 1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)
+            k00, k11, k22 = -(py * py + pz * pz), -(px * px + pz * pz), -(px * px + py * py)  # K^2
+            k01, k02, k12 = px * py, px * pz, py * pz
+            j00, j01, j02 = 1.0 + cf * k00, -0.5 * pz + cf * k01, 0.5 * py + cf * k02
+            j10, j11, j12 = 0.5 * pz + cf * k01, 1.0 + cf * k11, -0.5 * px + cf * k12
+            j20, j21, j22 = -0.5 * py + cf * k02, 0.5 * px + cf * k12, 1.0 + cf * k22
+            for j in range(3):  # column j of R_B^T is row j of R_B
+                b0, b1, b2 = wf[t2 + 3 * j], wf[t2 + 3 * j + 1], wf[t2 + 3 * j + 2]
+                wf[pl + 6 + j] = j00 * b0 + j01 * b1 + j02 * b2
+                wf[pl + 9 + j] = j10 * b0 + j11 * b1 + j12 * b2
+                wf[pl + 12 + j] = j20 * b0 + j21 * b1 + j22 * b2
+        for m in range(ld):
+            e = abs(wf[r + m] * mf[o_scale + ld * li + m])
+            if e != e:
+                err = e
+            elif e > err:
+                err = e
+    if want_J:  # point velocities of A's and B's origins and rotation rates per unit rate of each variable
+        o_ca, o_cb = mi[O_CA], mi[O_CB]
+        for li in range(n_l):
+            pl = pab + 18 * li
+            j0 = jo + ld * li * n_q
+            for k in range(n_q):
+                b, a = mf[o_cb + li * n_q + k], mf[o_ca + li * n_q + k]
+                ak = axo + 6 * k
+                wx, wy, wz = wf[ak], wf[ak + 1], wf[ak + 2]
+                if b == 0.0 and a == 0.0:
+                    vx, vy, vz, dx, dy, dz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+                elif mi[o_vrot + k] == 1:  # v + w x p = w x (p - o)
+                    ox, oy, oz = wf[ak + 3], wf[ak + 4], wf[ak + 5]
+                    bx, by, bz = wf[pl + 3] - ox, wf[pl + 4] - oy, wf[pl + 5] - oz
+                    ax_, ay_, az_ = wf[pl] - ox, wf[pl + 1] - oy, wf[pl + 2] - oz
+                    vx = b * (wy * bz - wz * by) - a * (wy * az_ - wz * ay_)
+                    vy = b * (wz * bx - wx * bz) - a * (wz * ax_ - wx * az_)
+                    vz = b * (wx * by - wy * bx) - a * (wx * ay_ - wy * ax_)
+                    dx, dy, dz = (b - a) * wx, (b - a) * wy, (b - a) * wz
+                else:
+                    vx, vy, vz = (b - a) * wx, (b - a) * wy, (b - a) * wz
+                    dx, dy, dz = 0.0, 0.0, 0.0
+                wf[j0 + k] = vx
+                wf[j0 + n_q + k] = vy
+                if ld == 3:
+                    wf[j0 + 2 * n_q + k] = dz
+                else:
+                    wf[j0 + 2 * n_q + k] = vz
+                    for m in range(3):
+                        wf[j0 + (3 + m) * n_q + k] = (wf[pl + 6 + 3 * m] * dx + wf[pl + 7 + 3 * m] * dy
+                                                      + wf[pl + 8 + 3 * m] * dz)
+    return err
+
+
 # --- residual and Jacobian -----------------------------------------------------------------------
 @_compiled
 def _eval(mi, mf, wf, sl, want_J):
     """Residual and Jacobian (n_c x n_q) at the q of slot sl, into that slot; returns the
     weighted max-norm error (NaN if any residual is NaN)."""
+    if mi[H_KIND] == SPATIAL:
+        return _eval_spatial(mi, mf, wf, sl, want_J)
+    return _eval_planar(mi, mf, wf, sl, want_J)
+
+
+@_compiled
+def _eval_planar(mi, mf, wf, sl, want_J):
+    """:func:`_eval` for the planar model (poses (x, y, c, s))."""
     n_q, n_l, n_s = mi[H_NQ], mi[H_NL], mi[H_NS]
     qo, ro, jo = _qo(mi, sl), _ro(mi, sl), _jo(mi, sl)
     o_vrot, o_vax, cq, sq, qtrig = mi[O_VROT], mi[O_VAX], mi[W_CQ], mi[W_SQ], mi[W_QTRIG]
@@ -324,6 +548,42 @@ def _eval(mi, mf, wf, sl, want_J):
     return err
 
 
+@_compiled
+def evaluate(mi, mf, wf, q, r, J):
+    """Residual r (n_c,) and Jacobian J (n_c, n_q) of the packed model at q (n_q,) SI, in
+    loop_closure.constraints' units and row order (m, rad); returns the weighted max-norm error.
+    (For tests and callers outside the sweep; wf from :func:`workspace`.)"""
+    n_q, n_c = mi[H_NQ], mi[H_NC]
+    sl = _rt(mi, SL_1)
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan  # no cached cos / sin
+    _set_q(mi, wf, sl, q)
+    err = _eval(mi, mf, wf, sl, _rt(mi, 1) == 1)
+    ro, jo = _ro(mi, sl), _jo(mi, sl)
+    for i in range(n_c):
+        r[i] = wf[ro + i]
+        for k in range(n_q):
+            J[i, k] = wf[jo + i * n_q + k]
+    return err
+
+
+@_compiled
+def solve_point(mi, mf, wf, wi, a, guess, tol, max_iter, q_out):
+    """One configuration: the corrector (``_solve``: loop_closure.solve_configuration's
+    iteration for one point) at inputs a (n_a,) from guess (n_q,); q_out (n_q,) <- its last
+    accepted iterate; returns the status. (sweep.py's first point: Newton from the estimate at
+    its own inputs, before seeded restarts in numpy when that fails.)"""
+    n_q = mi[H_NQ]
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan  # no cached cos / sin
+    sl = _rt(mi, SL_1)
+    st = _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl)
+    qo = _qo(mi, sl)
+    for k in range(n_q):
+        q_out[k] = wf[qo + k]
+    return st
+
+
 # --- small dense linear algebra on row-major blocks of wf ----------------------------------------
 @_compiled
 def _inv3(wf, A, ra, ca, X):
@@ -414,20 +674,20 @@ def _lu_solve(wf, wi, A, piv, n, b):
 
 
 @_compiled
-def _svd(wf, A, V, sv, n, want_V):
-    """One-sided Jacobi SVD of the n x n block A (overwritten by U diag(sv)); V (optional) the
-    right singular vectors; sv unsorted."""
+def _svd(wf, A, V, sv, m, n, want_V):
+    """One-sided Jacobi SVD of the m x n block A (m >= n; overwritten by U diag(sv)); V (optional)
+    the n x n right singular vectors; sv (n,) unsorted."""
     if want_V:
         for i in range(n):
-            for m in range(n):
-                wf[V + i * n + m] = 1.0 if i == m else 0.0
+            for j in range(n):
+                wf[V + i * n + j] = 1.0 if i == j else 0.0
     for _ in range(60):
         rotated = False
         for i in range(n - 1):
-            for m in range(i + 1, n):
+            for j in range(i + 1, n):
                 al, be, ga = 0.0, 0.0, 0.0
-                for k in range(n):
-                    x, y = wf[A + k * n + i], wf[A + k * n + m]
+                for k in range(m):
+                    x, y = wf[A + k * n + i], wf[A + k * n + j]
                     al += x * x
                     be += y * y
                     ga += x * y
@@ -438,31 +698,62 @@ def _svd(wf, A, V, sv, n, want_V):
                 t = (1.0 if zeta >= 0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
                 c = 1.0 / math.sqrt(1.0 + t * t)
                 s = c * t
-                for k in range(n):
-                    x, y = wf[A + k * n + i], wf[A + k * n + m]
-                    wf[A + k * n + i], wf[A + k * n + m] = c * x - s * y, s * x + c * y
+                for k in range(m):
+                    x, y = wf[A + k * n + i], wf[A + k * n + j]
+                    wf[A + k * n + i], wf[A + k * n + j] = c * x - s * y, s * x + c * y
                 if want_V:
                     for k in range(n):
-                        x, y = wf[V + k * n + i], wf[V + k * n + m]
-                        wf[V + k * n + i], wf[V + k * n + m] = c * x - s * y, s * x + c * y
+                        x, y = wf[V + k * n + i], wf[V + k * n + j]
+                        wf[V + k * n + i], wf[V + k * n + j] = c * x - s * y, s * x + c * y
         if not rotated:
             break
     for i in range(n):
         t = 0.0
-        for k in range(n):
+        for k in range(m):
             t += wf[A + k * n + i] * wf[A + k * n + i]
         wf[sv + i] = math.sqrt(t)
 
 
 @_compiled
+def _svd_of(wf, A, Aw, V, sv, m, n, want_V):
+    """The SVD of the m x n block A by :func:`_svd` of A (tall or square) or of A^T (wide),
+    copied to Aw; returns the number of singular values (min(m, n)) in sv."""
+    if m >= n:
+        for i in range(m * n):
+            wf[Aw + i] = wf[A + i]
+        _svd(wf, Aw, V, sv, m, n, want_V)
+        return n
+    for i in range(m):
+        for j in range(n):
+            wf[Aw + j * m + i] = wf[A + i * n + j]
+    _svd(wf, Aw, V, sv, n, m, want_V)
+    return m
+
+
+@_compiled
+def _condition_of(wf, A, Aw, V, sv, m, n):
+    """Condition number s_max / s_min (inf when s_min = 0) of the m x n block A, as
+    loop_closure.condition_number (1 when it is empty)."""
+    if m == 0 or n == 0:
+        return 1.0
+    k = _svd_of(wf, A, Aw, V, sv, m, n, False)
+    smax, smin = 0.0, np.inf
+    for i in range(k):
+        smax = max(smax, wf[sv + i])
+        smin = min(smin, wf[sv + i])
+    return smax / smin if smin > 0.0 else np.inf
+
+
+@_compiled
 def _solve_passive(mi, wf, wi, A, b, damping, x):
-    """x = (damped) least-squares solution of A x = b for the square passive partition (block
-    A): the inverse (3 x 3) or LU when undamped and well conditioned, else the minimum-norm
-    damped SVD form ``sum_i v_i sigma_i / (sigma_i^2 + d^2) u_i^T b`` over
-    sigma_i > _CUT * sigma_max, as loop_closure computes it."""
-    n = mi[H_NP]
+    """x = (damped) least-squares / minimum-norm solution of A x = b for the passive partition
+    (n_c x n_p block A, b (n_c,), x (n_p,)): the inverse (3 x 3) or LU when square, undamped
+    and well conditioned, else the damped SVD form ``sum_i v_i sigma_i / (sigma_i^2 + d^2)
+    u_i^T b`` over sigma_i > _CUT * sigma_max, as loop_closure._least_squares_step computes it
+    (tall, wide and square alike)."""
+    n, m = mi[H_NP], mi[H_NC]
     lu = mi[W_LU]
-    if damping == 0.0:
+    if damping == 0.0 and m == n:
         if n == 3:
             det, ratio = _inv3(wf, A, 3, 1, lu)
             if det != 0.0 and ratio > _ILL:
@@ -477,29 +768,37 @@ def _solve_passive(mi, wf, wi, A, b, damping, x):
             if sign != 0.0 and ratio > _ILL:
                 _lu_solve(wf, wi, lu, mi[I_PIV], n, x)
                 return
-    Aw, V, sv = mi[W_AW], mi[W_V], mi[W_SV]
-    for i in range(n * n):
-        wf[Aw + i] = wf[A + i]
-    _svd(wf, Aw, V, sv, n, _rt(mi, 1) == 1)
-    smax = 0.0
     for i in range(n):
-        smax = max(smax, wf[sv + i])
         wf[x + i] = 0.0
-    for i in range(n):
+    if m == 0 or n == 0:
+        return
+    Aw, V, sv = mi[W_AW], mi[W_V], mi[W_SV]
+    k = _svd_of(wf, A, Aw, V, sv, m, n, _rt(mi, 1) == 1)
+    smax = 0.0
+    for i in range(k):
+        smax = max(smax, wf[sv + i])
+    for i in range(k):
         si = wf[sv + i]
         if si > _CUT * smax:
-            ub = 0.0
-            for k in range(n):
-                ub += wf[Aw + k * n + i] * wf[b + k]  # (U sigma)^T b
-            coef = ub / (si * si + damping * damping)
-            for k in range(n):
-                wf[x + k] += wf[V + k * n + i] * coef
+            coef = 0.0
+            if m >= n:  # A = U S V^T, Aw = U S (m x n), V (n x n)
+                for j in range(m):
+                    coef += wf[Aw + j * n + i] * wf[b + j]  # (U sigma)^T b
+                coef /= si * si + damping * damping
+                for j in range(n):
+                    wf[x + j] += wf[V + j * n + i] * coef
+            else:  # A^T = U' S V'^T: Aw = U' S (n x m), V' (m x m); x = U' S / (S^2 + d^2) V'^T b
+                for j in range(m):
+                    coef += wf[V + j * m + i] * wf[b + j]
+                coef /= si * si + damping * damping
+                for j in range(n):
+                    wf[x + j] += wf[Aw + j * m + i] * coef
 
 
 @_compiled
 def _passive_block(mi, wf, sl, Jp):
     """Jp (n_c x n_p block) <- the passive columns of J of slot sl."""
-    n_q, n_c, n_p = mi[H_NQ], 3 * mi[H_NL], mi[H_NP]
+    n_q, n_c, n_p = mi[H_NQ], mi[H_NC], mi[H_NP]
     jo, o_pas = _jo(mi, sl), mi[O_PASSIVE]
     for i in range(n_c):
         for m in range(n_p):
@@ -511,7 +810,7 @@ def _passive_block(mi, wf, sl, Jp):
 def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
     """Levenberg-Marquardt / Newton on the passive variables from ``guess`` with the actuated
     ones set to ``a``; result (the last accepted iterate) in slot sl; returns the status."""
-    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    n_q, n_c, n_p, n_a = mi[H_NQ], mi[H_NC], mi[H_NP], mi[H_NA]
     o_pas, o_act = mi[O_PASSIVE], mi[O_ACT]
     s_t, yes = _rt(mi, SL_T), _rt(mi, 1) == 1
     qo = _qo(mi, sl)
@@ -529,7 +828,7 @@ def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
         for i in range(n_c):
             wf[rhs + i] = -wf[ro + i]
         done = False
-        if d == 0.0 and n_p == 3:  # Newton step with the inverse of J_p read in place
+        if d == 0.0 and n_p == 3 and n_c == 3:  # Newton step with the inverse of J_p read in place
             jp, ra, ca = _passive_cols3(mi, sl)
             if jp >= 0:
                 det, ratio = _inv3(wf, jp, ra, ca, mi[W_LU])
@@ -560,24 +859,19 @@ def _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl):
 def _passive_condition(mi, wf, sl):
     """Condition number (2-norm, Jacobi SVD; inf when singular) of J_p at the state in slot
     sl, as loop_closure.condition_number (scratch W_AW / W_SV; LU0 is left alone)."""
-    n_p, Aw, sv = mi[H_NP], mi[W_AW], mi[W_SV]
-    _passive_block(mi, wf, sl, Aw)
-    _svd(wf, Aw, mi[W_V], sv, n_p, _rt(mi, 0) == 1)
-    smax, smin = 0.0, np.inf
-    for m in range(n_p):
-        smax = max(smax, wf[sv + m])
-        smin = min(smin, wf[sv + m])
-    return smax / smin if smin > 0.0 else np.inf
+    Jp = mi[W_JP]
+    _passive_block(mi, wf, sl, Jp)
+    return _condition_of(wf, Jp, mi[W_AW], mi[W_V], mi[W_SV], mi[H_NC], mi[H_NP])
 
 
 @_compiled
 def _predict(mi, wf, wi, a0, a1, sl, cached, has_prev):
-    """Predictor into wf[W_QP] with q0, J(q0) in slot sl (``sweep._predict``): the tangent
+    """Predictor into wf[W_QP] with q0, J(q0) in slot sl (as loop_closure.tangent_map): the tangent
     q0 + N(q0) (a1 - a0), or, where J_p(q0) is (nearly) singular and ``has_prev`` (an earlier
     point on the branch in W_PRA / W_PRQ), the secant through that point, which carries the
     branch straight through a branch point. ``cached``: the inverse (3 x 3) or LU factors of
     J(q0)'s passive partition are in LU0 (left by :func:`_diagnose`)."""
-    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    n_q, n_c, n_p, n_a = mi[H_NQ], mi[H_NC], mi[H_NP], mi[H_NA]
     o_pas, o_act = mi[O_PASSIVE], mi[O_ACT]
     qo, jo, qp, rhs, dx = _qo(mi, sl), _jo(mi, sl), mi[W_QP], mi[W_RHS], mi[W_DX]
     if has_prev and _passive_condition(mi, wf, sl) > SINGULAR_CONDITION:
@@ -611,23 +905,48 @@ def _predict(mi, wf, wi, a0, a1, sl, cached, has_prev):
 
 
 @_compiled
-def _det_sign(mi, wf, wi, sl):
-    """Sign of det J_p (-1, 0, 1) at the state in slot sl (LU in the corrector's scratch
-    W_JP / I_PIV; the cached factors in LU0 are left alone)."""
-    Jp = mi[W_JP]
+def _seen_sign(mi, wf, wi, ref, sl):
+    """Sign (-1, 0, 1) of det(Jp_ref^T J_p) with J_p of slot sl and Jp_ref the block at ref
+    (W_JREF / W_JREF2): a tall J_p's det sign seen from the reference point
+    (1 at the reference point itself: see sweep.py's docstring). Scratch W_JP, W_AW, I_PIV."""
+    n_c, n_p = mi[H_NC], mi[H_NP]
+    Jp, P = mi[W_JP], mi[W_AW]
     _passive_block(mi, wf, sl, Jp)
-    return _lu(wf, wi, Jp, mi[I_PIV], mi[H_NP])[0]
+    for i in range(n_p):
+        for j in range(n_p):
+            t = 0.0
+            for k in range(n_c):
+                t += wf[ref + k * n_p + i] * wf[Jp + k * n_p + j]
+            wf[P + i * n_p + j] = t
+    return _lu(wf, wi, P, mi[I_PIV], n_p)[0]
+
+
+@_compiled
+def _det_flipped(mi, wf, wi, s0, sl):
+    """det J_p changes sign from the state in slot s0 to that in slot sl
+    (continuation.det_sign_flipped): square J_p by the LU signs, a tall one seen from s0
+    (:func:`_seen_sign`); never for a wide one (no square minor tied to the assembly mode).
+    Scratch W_JP, W_JREF2, I_PIV; the cached factors in LU0 are left alone."""
+    shape, Jp = mi[H_SHAPE], mi[W_JP]
+    if shape == WIDE or mi[H_NP] == 0:
+        return False
+    if shape == TALL:
+        _passive_block(mi, wf, s0, mi[W_JREF2])
+        return _det_sign_flipped(1.0, _seen_sign(mi, wf, wi, mi[W_JREF2], sl))
+    _passive_block(mi, wf, s0, Jp)
+    d0 = _lu(wf, wi, Jp, mi[I_PIV], mi[H_NP])[0]
+    _passive_block(mi, wf, sl, Jp)
+    return _det_sign_flipped(d0, _lu(wf, wi, Jp, mi[I_PIV], mi[H_NP])[0])
 
 
 @_compiled
 def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_prev, has_prev):
     """Follow the branch from the state in slot s0 (at inputs a0) to inputs a1: predictor,
-    corrector, branch check, step bisection (``sweep._continue`` without recursion). Result in
-    slot sl (may equal s0); the status is always that of the point a1, as in
-    ``sweep._continue``: when the bisections fail before a1, the latest corrector attempt at a1
-    (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged, else its own failure status.
-    ``cached``: see :func:`_predict`; (a_prev, q_prev), when ``has_prev``: an earlier point on
-    the branch for the secant predictor (``prev`` of ``sweep._continue``). Bisection keeps the
+    corrector, branch check, step bisection (without recursion). Result in slot sl (may equal
+    s0); the status is always that of the point a1: when the bisections fail before a1, the
+    latest corrector attempt at a1 (kept in slot SL_X) with ``BRANCH_JUMP`` if it converged,
+    else its own failure status. ``cached``: see :func:`_predict`; (a_prev, q_prev), when
+    ``has_prev``: an earlier point on the branch for the secant predictor. Bisection keeps the
     recursion's earlier points: a step's first half uses its own earlier point, its second half
     starts from the midpoint with the step's start as the earlier point (stored per level)."""
     n_q, n_a, max_depth = mi[H_NQ], mi[H_NA], mi[H_MAXD]
@@ -664,7 +983,7 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_p
             moved = max(moved, abs(wf[qp + k] - wf[qc + k]))
             dev = max(dev, abs(wf[qo + k] - wf[qp + k]))
         ok = st == CONVERGED and not _corrector_left_branch(dev, moved)
-        if ok and dep < max_depth and _det_sign_flipped(_det_sign(mi, wf, wi, cur), _det_sign(mi, wf, wi, sl)):
+        if ok and dep < max_depth and _det_flipped(mi, wf, wi, cur, sl):
             ok = False  # bisect (continuation.det_sign_flipped says why)
         if ok:
             if top == 1:  # done: the result is in slot sl
@@ -716,7 +1035,7 @@ def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     result passes the same branch check as ``_continue`` (against the tangent predictor). The
     point then carries J(q_pred) (relative difference to J(q) ~|dx|) for its condition number
     and the next predictor. One evaluation per point instead of two (plus an inverse)."""
-    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    n_q, n_c, n_p, n_a = mi[H_NQ], mi[H_NC], mi[H_NP], mi[H_NA]
     info = mi[W_INFO0]
     if not (wf[info] != 0.0 and wf[info + 1] > _ILL):
         return False
@@ -787,12 +1106,12 @@ def _cached_solve(mi, wf, wi, b, x):
         _lu_solve(wf, wi, mi[W_LU0], mi[I_PIV0], n_p, x)
 
 
-# --- Hermite guesses between coarse points (as the numpy path makes them) -------------------------
+# --- Hermite guesses between coarse points ------------------------------------------------------------------
 @_compiled
 def _tangent(mi, wf, wi, sl, dq, out):
     """wf[out:] <- N(q) dq for the state in slot sl: the actuated rows dq, the passive ones
     -J_p^-1 J_a dq (inverse, LU or pseudo-inverse: tangent_map's)."""
-    n_q, n_c, n_p, n_a = mi[H_NQ], 3 * mi[H_NL], mi[H_NP], mi[H_NA]
+    n_q, n_c, n_p, n_a = mi[H_NQ], mi[H_NC], mi[H_NP], mi[H_NA]
     o_pas, o_act, jo, rhs, dx = mi[O_PASSIVE], mi[O_ACT], _jo(mi, sl), mi[W_RHS], mi[W_DX]
     for i in range(n_c):
         t = 0.0
@@ -827,7 +1146,7 @@ def _hermite_setup(mi, mf, wf, wi, Qa, Qb, qa, qb, sl):
 
 @_compiled
 def _hermite_guess(mi, wf, t):
-    """Cubic Hermite guess at fraction t of the segment into W_HERM + 4 n_q (sweep._hermite);
+    """Cubic Hermite guess at fraction t of the segment into W_HERM + 4 n_q (continuation.hermite_weights);
     returns the span max|q_b - q_a| for the branch check."""
     n_q = mi[H_NQ]
     h = mi[W_HERM]
@@ -870,15 +1189,24 @@ def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
     eigenvalues of J_p^T J_p (closed form, accurate) and det J_p (relative accuracy
     ~eps * condition, like an SVD's); by Jacobi SVD otherwise or when two singular values are
     tiny."""
-    n_l, n_p = mi[H_NL], mi[H_NP]
+    n_l, n_p, ld = mi[H_NL], mi[H_NP], mi[H_LD]
     ro = _ro(mi, sl)
     best = 0
     for li in range(n_l):
-        resid[i, li] = max(abs(wf[ro + 3 * li]), abs(wf[ro + 3 * li + 1]), abs(wf[ro + 3 * li + 2]))
+        e = 0.0
+        for m in range(ld):
+            e = max(e, abs(wf[ro + ld * li + m]))
+        resid[i, li] = e
         if resid[i, li] > resid[i, best]:
             best = li
     worst[i] = best
     Jp, lu0, info = mi[W_JP], mi[W_LU0], mi[W_INFO0]
+    if mi[H_SHAPE] != SQUARE:  # no factors cached (the predictors solve by SVD); det: see _det_flipped
+        wf[info], wf[info + 1] = 0.0, 0.0
+        det[i] = 1.0
+        _passive_block(mi, wf, sl, Jp)
+        cond[i] = _condition_of(wf, Jp, mi[W_AW], mi[W_V], mi[W_SV], mi[H_NC], n_p)
+        return
     jp, ra, ca = _passive_cols3(mi, sl) if n_p == 3 else (-1, 0, 0)
     if jp < 0:  # J_p as a block (else read in place: rows ra, columns ca apart)
         _passive_block(mi, wf, sl, Jp)
@@ -910,7 +1238,7 @@ def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
     for a in range(n_p):
         for m in range(n_p):
             wf[Aw + a * n_p + m] = wf[jp + a * ra + m * ca]
-    _svd(wf, Aw, mi[W_V], sv, n_p, _rt(mi, 0) == 1)
+    _svd(wf, Aw, mi[W_V], sv, n_p, n_p, _rt(mi, 0) == 1)
     smax, smin = 0.0, np.inf
     for m in range(n_p):
         smax = max(smax, wf[sv + m])
@@ -920,7 +1248,7 @@ def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
 
 @_compiled
 def _finish(mi, mf, wf, wi, Q, i, st, sl, q_out, resid, worst, cond, det):
-    """Store slot sl as point i and its diagnostics as the numpy path's final pass computes
+    """Store slot sl as point i and its diagnostics as loop_closure computes
     them: a failed point is evaluated at its q with the actuated variables set to Q[i] (it may
     hold an intermediate input)."""
     qo = _qo(mi, sl)
@@ -939,9 +1267,11 @@ def _finish(mi, mf, wf, wi, Q, i, st, sl, q_out, resid, worst, cond, det):
 # --- the sweep -----------------------------------------------------------------------------------
 @_compiled
 def coarse_indices(Q, limit, idx):
-    """Same as ``sweep._coarse_indices`` (tested equal): fills idx (n + 1,) and returns the count.
-    Kept as a compiled loop: the numpy scan called from the compiled path costs ~1.9 ms at
-    3600 points, about as much as the whole compiled sweep (measured under load ~8)."""
+    """Indices 0 = c_0 < c_1 < ... = n - 1 of the coarse points: inputs change by at most
+    ``limit`` (per actuated variable) between consecutive coarse points (or consecutive points
+    themselves exceed it); fills idx (n + 1,) and returns the count. (A compiled loop: a numpy
+    scan called from the compiled path cost ~1.9 ms at 3600 points, about as much as the whole
+    compiled sweep, measured under load ~8.)"""
     n, n_a = Q.shape
     idx[0] = 0
     cnt = 1
@@ -1003,6 +1333,8 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
 
     # points between coarse points
     skip = 0  # points to go before trying _fast_step again
+    shape = mi[H_SHAPE]
+    seen_b = 1.0
     for ci in range(coarse.shape[0] - 1):
         a, b = coarse[ci], coarse[ci + 1]
         if b - a < 2:
@@ -1015,6 +1347,9 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
             _eval(mi, mf, wf, cur, yes)
             # (the tangent at q_a, from the state in cur, completes the Hermite data)
             _tangent(mi, wf, wi, cur, mi[W_DQ], mi[W_HERM] + 2 * n_q)
+            if shape == TALL:  # det signs seen from q_a (J_p kept in W_JREF); q_b's is in slot s2
+                _passive_block(mi, wf, cur, mi[W_JREF])
+                seen_b = _seen_sign(mi, wf, wi, mi[W_JREF], s2)
         for i in range(a + 1, b):
             nxt = s2 if cur == s1 else s1
             if not ok_seg:
@@ -1031,7 +1366,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                         skip = 16  # steps too large for it here: do not waste evaluations
                 if fast:
                     st = CONVERGED
-                else:  # the numpy path's way: Hermite guess, corrector, branch check against the
+                else:  # Hermite guess, corrector, branch check against the
                     # guess; continuation from the left neighbour when that fails
                     span = _hermite_guess(mi, wf, (i - a) / (b - a))
                     guess = mi[W_HERM] + 4 * n_q
@@ -1048,9 +1383,14 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                             st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
             status[i] = st
             _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
-            if ok_seg and st == CONVERGED and _det_sign_left_branch(det[i], det[a], det[b]):
+            left = False
+            if ok_seg and st == CONVERGED and shape == SQUARE:
+                left = _det_sign_left_branch(det[i], det[a], det[b])
+            elif ok_seg and st == CONVERGED and shape == TALL:
+                left = _det_sign_left_branch(_seen_sign(mi, wf, wi, mi[W_JREF], nxt), 1.0, seen_b)
+            if left:
                 # det J_p differs from both ends of the segment: the other assembly branch
-                # (``sweep._fill_between``); continue from the left neighbour instead
+                # continue from the left neighbour instead
                 if status[i - 1] == CONVERGED:
                     st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no, Q[i - 1], q_out[i - 1],
                                    no)
@@ -1059,3 +1399,22 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                 status[i] = st
                 _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
             cur = nxt
+
+
+@_compiled
+def det_flips(mi, mf, wf, wi, q, flipped):
+    """flipped[i] (n - 1,): det J_p changes sign from point i to point i + 1 of the sweep q
+    (n, n_q), a tall J_p seen from point i; the events' singular
+    crossings for tall J_p (the sweep's per-point ``det`` is the sign only for a square one)."""
+    n = q.shape[0]
+    sa, sb = _rt(mi, SL_1), _rt(mi, SL_2)
+    for k in range(mi[H_NQ]):
+        wf[mi[W_QTRIG] + k] = np.nan
+    if n > 0:
+        _set_q(mi, wf, sa, q[0])
+        _eval(mi, mf, wf, sa, _rt(mi, 1) == 1)
+    for i in range(n - 1):
+        _set_q(mi, wf, sb, q[i + 1])
+        _eval(mi, mf, wf, sb, _rt(mi, 1) == 1)
+        flipped[i] = _det_flipped(mi, wf, wi, sa, sb)
+        sa, sb = sb, sa

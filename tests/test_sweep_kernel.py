@@ -1,0 +1,193 @@
+"""The sweep kernel's model evaluation and its sweeps against independent truths.
+
+* residual and Jacobian of the kernel's packed model (planar SE(2) poses, or general (R, p)
+  poses with the exact SO(3) log) against loop_closure.constraints (the numpy definition) and
+  against central finite differences of the kernel's own residual, on every mechanism with
+  loops in mechanisms/ (gallery included) and the spatial test mechanisms, at configurations
+  far from closure (so the log's near-pi branch is met too); compiled == interpreted;
+* 721-point sweeps against the numpy continuation that the kernel replaced (issue 11): its
+  results, computed at commit be14d3c with ``sweep._solve_sweep_numpy`` on the same inputs,
+  are frozen in tests/data/sweeps_numpy_path.npz (an independent implementation of the same
+  algorithm: batched Hermite fill, numpy linear algebra);
+* square, tall and wide passive partitions: the corrector's least-squares / minimum-norm step
+  against loop_closure._least_squares_step.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linkcli.compile import compile_mechanism
+from linkcli.core import loop_closure, sweep
+from linkcli.core.loop_closure import Status, mechanism_size
+from linkcli.io.loader import load_mechanism
+
+REPO = Path(__file__).resolve().parent.parent
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None and not os.environ.get("LINKCLI_NO_JIT")
+FILES = sorted([*(REPO / "mechanisms").glob("*.yaml"), *(REPO / "mechanisms" / "gallery").glob("*.yaml"),
+                REPO / "tests" / "data" / "dynamics" / "fourbar_spatial.yaml",
+                REPO / "tests" / "data" / "dynamics" / "slider_crank_spatial.yaml",
+                REPO / "tests" / "data" / "perf" / "joint_zoo.yaml"])
+
+
+def load(path):
+    return compile_mechanism(load_mechanism(str(path)).model)
+
+
+def with_loops():
+    out = []
+    for f in FILES:
+        mech = load(f)
+        if mech.n_loops:
+            out.append(pytest.param(f, id=str(f.relative_to(REPO))))
+    return out
+
+
+def evaluate(pk, mech, q):
+    mi, mf, n_wf, n_wi = pk.pack(sweep._kernel_model(mech))
+    wf, _ = pk.workspace(n_wf, n_wi)
+    r, J = np.empty(mech.n_constraints), np.empty((mech.n_constraints, mech.n_q))
+    pk.evaluate(mi, mf, wf, np.ascontiguousarray(q, dtype=float), r, J)
+    return r, J
+
+
+@pytest.mark.parametrize("path", with_loops())
+def test_kernel_residual_and_jacobian(path):
+    """Against loop_closure.constraints to 1e-12 (the same formulas in another operation
+    order: rounding of O(1e-16) times the mechanism's O(1) lengths and angles), and the
+    Jacobian against central differences of the kernel's residual (h = 1e-6: truncation
+    ~h^2 |r'''| ~ 1e-12 and rounding ~eps |r| / h ~ 1e-10, times the size; 1e-7 relative)."""
+    mech = load(path)
+    pk = sweep._interpreted_kernel()
+    rng = np.random.default_rng(11)
+    L = mechanism_size(mech)
+    scale = np.where(mech.q_is_rotation, 1.0, L)
+    for spread in (0.3, 2.0, 2.0, 2.0):
+        q = mech.q_init + rng.normal(0, spread, mech.n_q) * scale
+        r, J = evaluate(pk, mech, q)
+        ev = loop_closure.constraints(mech, q)
+        size = max(1.0, L)
+        np.testing.assert_allclose(r, ev.r, rtol=0, atol=1e-12 * size)
+        np.testing.assert_allclose(J, ev.J, rtol=0, atol=1e-12 * size)
+        h = 1e-6
+        fd = np.empty_like(J)
+        for k in range(mech.n_q):
+            dq = np.zeros(mech.n_q)
+            dq[k] = h * scale[k]
+            fd[:, k] = (evaluate(pk, mech, q + dq)[0] - evaluate(pk, mech, q - dq)[0]) / (2 * h * scale[k])
+        angles = r.reshape(mech.n_loops, mech.loop_dim)[:, 2 if mech.planar else 3:]
+        angle = np.linalg.norm(angles, axis=-1) if not mech.planar else np.abs(angles[:, 0])
+        if np.all(angle < 3.1):  # (an angle residual at +-pi wraps between q - h and q + h)
+            np.testing.assert_allclose(fd, J, rtol=0, atol=1e-7 * max(1.0, np.abs(J).max()))
+
+
+def test_log_branch_near_pi_is_exercised():
+    """The spatial residual's rotation part beyond pi / 2 (the log's symmetric-part branch)
+    matches loop_closure there: a spatial four-bar with its coupler turned far from closure."""
+    mech = load(REPO / "mechanisms" / "planar_fourbar_as_spatial.yaml")
+    pk = sweep._interpreted_kernel()
+    hits = 0
+    for t in np.linspace(0.5, 3.1, 14):
+        q = mech.q_init.copy()
+        q[1:] += t
+        r, J = evaluate(pk, mech, q)
+        ev = loop_closure.constraints(mech, q)
+        hits += int(np.linalg.norm(r[3:6]) > np.pi / 2)
+        np.testing.assert_allclose(r, ev.r, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(J, ev.J, rtol=0, atol=1e-11)
+    assert hits >= 3
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed (or LINKCLI_NO_JIT set)")
+@pytest.mark.parametrize("name", ["rssr_spatial.yaml", "planar_fourbar_as_spatial.yaml", "gallery/stewart_gough.yaml",
+                                  "fourbar.yaml"])
+def test_compiled_evaluation_equals_interpreted(name):
+    """The same code compiled and as plain Python: equal to libm rounding (1e-13)."""
+    mech = load(REPO / "mechanisms" / name)
+    q = mech.q_init + np.random.default_rng(3).normal(0, 0.7, mech.n_q)
+    ri, Ji = evaluate(sweep._interpreted_kernel(), mech, q)
+    rc, Jc = evaluate(sweep._compiled_kernel(), mech, q)
+    np.testing.assert_allclose(rc, ri, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(Jc, Ji, rtol=0, atol=1e-13)
+
+
+REFERENCE = np.load(REPO / "tests" / "data" / "sweeps_numpy_path.npz")
+
+
+@pytest.mark.parametrize("name", ["fourbar", "watt_sixbar", "parallelogram", "rssr_spatial",
+                                  "planar_fourbar_as_spatial", "gallery/bennett", "gallery/sarrus"])
+def test_sweeps_equal_the_numpy_continuation(name):
+    """721 points over a full input turn (0.3 mechanism sizes for a translation): the same
+    statuses and events as the numpy continuation, q to 1e-8 (both stop at weighted residuals
+    below 1e-10 and these mechanisms' passive Jacobians are well conditioned away from their
+    events: ~1e-10 measured, 1e-8 leaves room for a different last Newton step)."""
+    mech = load(REPO / "mechanisms" / f"{name}.yaml")
+    rot = mech.q_is_rotation[mech.q_actuated]
+    span = np.where(rot, 2 * np.pi, 0.3 * mechanism_size(mech))
+    Q = mech.q_init[mech.q_actuated] + np.linspace(0, 1, 721)[:, None] * span
+    r = sweep.solve_sweep(mech, Q, mech.q_init)
+    key = name.replace("/", "__")
+    np.testing.assert_array_equal(r.status, REFERENCE[key + "__status"])
+    assert [f"{e.index}:{e.kind}" for e in r.events] == list(REFERENCE[key + "__events"])
+    np.testing.assert_allclose(r.q, REFERENCE[key + "__q"], rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (6, 3), (6, 7), (4, 9), (9, 2)])
+@pytest.mark.parametrize("damping", [0.0, 1e-3, 0.5])
+def test_least_squares_step_equals_loop_closure(shape, damping):
+    """The kernel's corrector step (square, tall, wide; undamped and damped) against
+    loop_closure._least_squares_step's SVD form, to 1e-11 relative (Jacobi SVD vs LAPACK)."""
+    pk = sweep._interpreted_kernel()
+    m, n = shape
+    rng = np.random.default_rng(m * 10 + n)
+    A = rng.normal(size=(m, n))
+    b = rng.normal(size=m)
+    mi = np.zeros(pk.H_SIZE, dtype=np.int64)
+    mi[pk.H_NC], mi[pk.H_NP] = m, n
+    big = max(m, n)
+    offs = np.cumsum([0, m * n, 9 + n * n, big * big, big * big, big, m])
+    mi[pk.W_JP], mi[pk.W_LU], mi[pk.W_AW], mi[pk.W_V], mi[pk.W_SV], mi[pk.W_RHS] = offs[:6]
+    mi[pk.W_DX] = offs[6]
+    mi[pk.I_PIV] = 0
+    wf = np.zeros(offs[6] + n)
+    wi = np.zeros(n, dtype=np.int64)
+    wf[mi[pk.W_JP]:mi[pk.W_JP] + m * n] = A.ravel()
+    wf[mi[pk.W_RHS]:mi[pk.W_RHS] + m] = -b
+    pk._solve_passive(mi, wf, wi, mi[pk.W_JP], mi[pk.W_RHS], damping, mi[pk.W_DX])
+    x = wf[mi[pk.W_DX]:mi[pk.W_DX] + n]
+    ref = loop_closure._least_squares_step(A, b, damping)
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-11 * max(1.0, np.abs(ref).max()))
+
+
+def test_first_point_falls_back_to_assembly_at_the_first_input(monkeypatch):
+    """When the kernel cannot carry the estimate's branch to the first input (simulated: its
+    first run reports no_assembly there), the sweep starts again from the assembly at the first
+    input (seeded restarts): the result equals a sweep started from that assembly."""
+    from types import SimpleNamespace
+
+    from linkcli.core.assembly import assemble
+
+    mech = load(REPO / "tests" / "data" / "perf" / "double_rocker.yaml")
+    pk = sweep._interpreted_kernel()
+    Q = np.radians(np.linspace(300.0, 330.0, 31))[:, None]
+    runs = []
+
+    def failing_first(*args):
+        runs.append(np.array(args[5]))
+        pk.sweep(*args)
+        if len(runs) == 1:
+            args[10][0] = Status.NO_ASSEMBLY  # status of point 0
+    fake = SimpleNamespace(**{k: getattr(pk, k) for k in dir(pk) if not k.startswith("__")})
+    fake.sweep = failing_first
+    r = sweep._solve_sweep_kernel(mech, Q, mech.q_init, 1e-10, np.radians(10.0), fake)
+    assert len(runs) == 2
+    first = assemble(mech, Q[0], mech.q_init, tol=1e-10)
+    np.testing.assert_array_equal(runs[1], first.q)
+    ref = sweep._solve_sweep_interpreted(mech, Q, first.q, 1e-10, np.radians(10.0))
+    np.testing.assert_array_equal(r.status, ref.status)
+    np.testing.assert_allclose(r.q, ref.q, rtol=0, atol=1e-12)

@@ -113,3 +113,17 @@ def test_the_simulation_scratch_file_never_moves_quietly_to_another_disk(tmp_pat
     loaded, mech = load_and_compile(MECH / "motor_fourbar.yaml")
     with pytest.raises(OutputError, match="scratch file.*gone.*exists and is writable"):
         simulate_stream(mech, SimulateRequest(t_end=0.01, dt=1e-3), loaded, scratch_dir=str(tmp_path / "gone"))
+
+
+@pytest.mark.parametrize("fmt", ["npz", "parquet", ".NPZ"])
+def test_format_npz_or_parquet_says_how_to_choose_them(run_cli, fmt):
+    res = run_cli("solve", MECH / "fourbar.yaml", "--format", fmt)
+    assert res.exit_code == 2
+    assert "is not one of 'table', 'csv', 'json'" in res.stderr and "-o FILE.npz or -o FILE.parquet" in res.stderr
+
+
+def test_format_choices_still_work(run_cli):
+    res = run_cli("solve", MECH / "fourbar.yaml", "-f", "JSON")  # case-insensitive, as before
+    assert res.exit_code == 0 and res.stdout.lstrip().startswith("{")
+    res = run_cli("solve", MECH / "fourbar.yaml", "-f", "xml")
+    assert res.exit_code == 2 and "'xml' is not one of" in res.stderr and "FILE.npz" not in res.stderr

@@ -259,15 +259,15 @@ class _Tabulator:
     """Table blocks of a simulation's rows, chunk after chunk in row order, and the run's
     figures gathered on the way (rows, last time, largest residual, energy balance error, peak
     driver loads). What spans chunks is carried over: the unwrapping of planar angles
-    (:class:`~linkcli.analyses.solve._Unwrap`, bit-identical to ``np.unwrap`` of the whole) and
+    (:class:`~linkcli.core.transforms.Unwrap`, bit-identical to ``np.unwrap`` of the whole) and
     the energy at t = 0 of the balance error; so the blocks joined are the table of the whole
     run, bit for bit. ``cpu``: CPU time spent tabulating (s), for the caller to keep apart."""
 
     def __init__(self, mech: CompiledMechanism) -> None:
-        from .solve import _Unwrap
+        from ..core.transforms import Unwrap
 
         self.mech, self.units = mech, Units.of(mech)
-        self.unwrap = {name: _Unwrap() for name in [*mech.link_names[1:], "effector"]} if mech.planar else {}
+        self.unwrap = {name: Unwrap() for name in [*mech.link_names[1:], "effector"]} if mech.planar else {}
         self.total_0: float | None = None  # J, the first row's total energy
         self.n, self.t_last, self.cpu = 0, 0.0, 0.0
         self.max_residual = self.max_balance_error = 0.0

@@ -137,6 +137,44 @@ def test_sweeps_equal_the_numpy_continuation(name):
     np.testing.assert_allclose(r.q, REFERENCE[key + "__q"], rtol=0, atol=1e-8)
 
 
+# (file under mechanisms/, case) frozen by tests/data/make_sweeps_numpy_path.py (its path_of says
+# what each case's inputs are; they are stored with the reference as <key>__Q)
+FROZEN_CASES = [("../tests/data/perf/double_rocker", "turn"), ("gallery/chebyshev", "turn"), ("coupling_rod", "turn"),
+                ("fourbar", "reversing"), ("parallelogram", "reversing"), ("coupling_rod", "reversing"),
+                ("fourbar", "coarse45"), ("watt_sixbar", "coarse45"), ("parallelogram", "coarse45"),
+                ("fivebar", "grid")]
+SINGULAR = ("singular_point", "singular_crossing")
+
+
+@pytest.mark.parametrize("name, case", FROZEN_CASES)
+def test_more_sweeps_equal_the_numpy_continuation(name, case):
+    """Limit positions and reassembly (double rocker, Chebyshev), exact singular grid points
+    (coupling rod, parallelogram: change points at 0 and 180 deg of a 0.5 deg grid), paths that
+    reverse, 45 deg coarse steps and a two-input grid in serpentine order (five-bar): the same
+    statuses as the numpy continuation and q to 1e-8 (as above; ~5e-10 measured with 45 deg
+    coarse steps, whose coarse points converge from farther). Events: the same number and kinds,
+    except that a singular point or crossing *at* an exactly singular grid point may be reported
+    one index earlier or later and as either kind (which side it is attributed to follows the
+    sign of a det J_p that is zero up to rounding there). Where the numpy path itself was wrong
+    (rows whole turns off after a limit position, found after it was frozen), the truth is the
+    closed form instead: tests/reference/test_sweep_predictor_limit.py."""
+    mech = load(REPO / "mechanisms" / f"{name}.yaml")
+    key = f"{Path(name).name}__{case}"
+    Q = REFERENCE[key + "__Q"]
+    r = sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(45.0 if case == "coarse45" else 10.0))
+    np.testing.assert_array_equal(r.status, REFERENCE[key + "__status"])
+    np.testing.assert_allclose(r.q, REFERENCE[key + "__q"], rtol=0, atol=1e-8)
+    frozen = [(int(i), k) for i, k in (e.split(":") for e in REFERENCE[key + "__events"])]
+    assert len(r.events) == len(frozen), (r.events, frozen)
+    for e, (i, kind) in zip(r.events, frozen, strict=True):
+        if e.kind in SINGULAR and kind in SINGULAR:
+            assert abs(e.index - i) <= 1, (e, i, kind)
+            # the grid point between is singular: J_p's condition there is huge
+            assert r.condition[min(e.index, i):max(e.index, i) + 2].max() > 1e8, (e, i)
+        else:
+            assert (e.index, e.kind) == (i, kind)
+
+
 @pytest.mark.parametrize("shape", [(3, 3), (6, 3), (6, 7), (4, 9), (9, 2)])
 @pytest.mark.parametrize("damping", [0.0, 1e-3, 0.5])
 def test_least_squares_step_equals_loop_closure(shape, damping):

@@ -232,8 +232,10 @@ def test_near_change_point_sweeps_keep_their_branch(d, a, b, c, step, first, max
 def test_compiled_sweep_starts_in_the_estimates_assembly_mode(d, a, b, c, first, step, start):
     """Both paths take the first point by one routine (assembly at the estimate, then
     continuation to the first input), so the compiled sweep keeps the assembly mode the file's
-    estimate chose. Truth: every row of both paths on the same mode of the circle-intersection
-    closed form (1e-7 m, as above), with the same joint angles (no turns added)."""
+    estimate chose. Truth: every row of both paths on the circle-intersection closed form's
+    mode (1e-7 m, as above) nearest the estimate (its coupler joint A, the only one it sets,
+    against the closed form's at the estimate's own input, crank 0, in either mode, wrapped), with the same joint angles
+    (no turns added)."""
     from linkcli.core import sweep
 
     mech = mech_from_yaml(fourbar_yaml(d, a, b, c, assembly=f"{{A: {start}}}"))
@@ -248,7 +250,12 @@ def test_compiled_sweep_starts_in_the_estimates_assembly_mode(d, a, b, c, first,
         sign = min(err, key=lambda s: err[s][0])
         np.testing.assert_array_less(err[sign], 1e-7)
         modes.append(sign)
-    assert modes[0] == modes[1]
+    q0 = mech.q_init
+    crank = np.array([q0[0]])
+    gap = {s: abs(wrap(start - closed_form_joint_angles(d, a, b, c, crank, s)[0, 1])) for s in (+1, -1)}
+    expected = min(gap, key=gap.get)
+    assert gap[-expected] > 2 * gap[expected]  # the estimate is clearly nearer one mode
+    assert modes == [expected, expected]
     np.testing.assert_allclose(results[1].q, results[0].q, atol=1e-8)
 
 

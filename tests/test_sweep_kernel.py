@@ -152,9 +152,9 @@ def test_more_sweeps_equal_the_numpy_continuation(name, case):
     (coupling rod, parallelogram: change points at 0 and 180 deg of a 0.5 deg grid), paths that
     reverse, 45 deg coarse steps and a two-input grid in serpentine order (five-bar): the same
     statuses as the numpy continuation and q to 1e-8 (as above; ~5e-10 measured with 45 deg
-    coarse steps, whose coarse points converge from farther). Events: the same number and kinds,
-    except that a singular point or crossing *at* an exactly singular grid point may be reported
-    one index earlier or later and as either kind (which side it is attributed to follows the
+    coarse steps, whose coarse points converge from farther) where they converge. Events: the
+    same number and kinds, except that a singular point or crossing *at* an exactly singular
+    grid point may be reported one index earlier or later and as either kind (which side it is attributed to follows the
     sign of a det J_p that is zero up to rounding there). Where the numpy path itself was wrong
     (rows whole turns off after a limit position, found after it was frozen), the truth is the
     closed form instead: tests/reference/test_sweep_predictor_limit.py."""
@@ -162,8 +162,13 @@ def test_more_sweeps_equal_the_numpy_continuation(name, case):
     key = f"{Path(name).name}__{case}"
     Q = REFERENCE[key + "__Q"]
     r = sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(45.0 if case == "coarse45" else 10.0))
-    np.testing.assert_array_equal(r.status, REFERENCE[key + "__status"])
-    np.testing.assert_allclose(r.q, REFERENCE[key + "__q"], rtol=0, atol=1e-8)
+    # the same points converge; where none does (past a limit position), whether the corrector
+    # ends at max_iter or no_assembly depends on its start: the kernel starts from the latest
+    # converged point, the numpy path started from the failed neighbour (whose q could be
+    # 1e9 rad off)
+    ok = r.status == Status.CONVERGED
+    np.testing.assert_array_equal(ok, REFERENCE[key + "__status"] == Status.CONVERGED)
+    np.testing.assert_allclose(r.q[ok], REFERENCE[key + "__q"][ok], rtol=0, atol=1e-8)
     frozen = [(int(i), k) for i, k in (e.split(":") for e in REFERENCE[key + "__events"])]
     assert len(r.events) == len(frozen), (r.events, frozen)
     for e, (i, kind) in zip(r.events, frozen, strict=True):

@@ -1350,6 +1350,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
 
     # points between coarse points
     skip = 0  # points to go before trying _fast_step again
+    good = -1  # the latest converged point of the fine pass
     shape = mi[H_SHAPE]
     seen_b = 1.0
     for ci in range(coarse.shape[0] - 1):
@@ -1367,10 +1368,15 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
             if shape == TALL:  # det signs seen from q_a (J_p kept in W_JREF); q_b's is in slot s2
                 _passive_block(mi, wf, cur, mi[W_JREF])
                 seen_b = _seen_sign(mi, wf, wi, mi[W_JREF], s2)
+        if status[a] == CONVERGED:
+            good = a
         for i in range(a + 1, b):
             nxt = s2 if cur == s1 else s1
+            # a failed neighbour's q is no starting guess (it may be far off: rows of 1e9 rad
+            # followed one another): the latest converged point instead
+            g = good if good >= 0 else i - 1
             if not ok_seg:
-                g = a if status[a] == CONVERGED else b
+                g = a if status[a] == CONVERGED else (b if status[b] == CONVERGED else g)
                 st = _solve(mi, mf, wf, wi, Q[i], q_out[g], tol, max_iter, nxt)
             else:
                 fast = False
@@ -1397,7 +1403,7 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                             st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, i - 1 > a,
                                            Q[i - 1], q_out[i - 1], no)
                         else:
-                            st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
+                            st = _solve(mi, mf, wf, wi, Q[i], q_out[g], tol, max_iter, nxt)
             status[i] = st
             _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
             left = False
@@ -1412,9 +1418,11 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                     st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no, Q[i - 1], q_out[i - 1],
                                    no)
                 else:
-                    st = _solve(mi, mf, wf, wi, Q[i], q_out[i - 1], tol, max_iter, nxt)
+                    st = _solve(mi, mf, wf, wi, Q[i], q_out[g], tol, max_iter, nxt)
                 status[i] = st
                 _finish(mi, mf, wf, wi, Q, i, st, nxt, q_out, resid, worst, cond, det)
+            if status[i] == CONVERGED:
+                good = i
             cur = nxt
 
 

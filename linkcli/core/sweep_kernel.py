@@ -1399,9 +1399,11 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                     for k in range(n_q):
                         dev = max(dev, abs(wf[qn + k] - wf[guess + k]))
                     if st != CONVERGED or _fine_point_left_branch(dev, span):
-                        if status[i - 1] == CONVERGED:
+                        if status[i - 1] == CONVERGED:  # (secant through point i - 2 when it converged)
+                            sec = i - 2 >= a and status[i - 2] == CONVERGED
+                            p = i - 2 if sec else i - 1
                             st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, i - 1 > a,
-                                           Q[i - 1], q_out[i - 1], no)
+                                           Q[p], q_out[p], sec)
                         else:
                             st = _solve(mi, mf, wf, wi, Q[i], q_out[g], tol, max_iter, nxt)
             status[i] = st
@@ -1415,8 +1417,9 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
                 # det J_p differs from both ends of the segment: the other assembly branch
                 # continue from the left neighbour instead
                 if status[i - 1] == CONVERGED:
-                    st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no, Q[i - 1], q_out[i - 1],
-                                   no)
+                    sec = i - 2 >= a and status[i - 2] == CONVERGED
+                    p = i - 2 if sec else i - 1
+                    st = _continue(mi, mf, wf, wi, Q[i - 1], Q[i], cur, nxt, tol, max_iter, no, Q[p], q_out[p], sec)
                 else:
                     st = _solve(mi, mf, wf, wi, Q[i], q_out[g], tol, max_iter, nxt)
                 status[i] = st

@@ -139,3 +139,33 @@ def test_failed_points_start_from_the_latest_converged_point():
         ok = res.status == Status.CONVERGED
         assert ok.sum() > len(Q) // 2
         assert (_solve_configuration(mech, Q[ok], res.q[ok], 1e-10, 0)[0].status == Status.CONVERGED).all()
+
+
+@pytest.mark.parametrize("step", [0.5, 3.0])
+@pytest.mark.parametrize("path", ["interpreted", "kernel"])
+def test_parallelogram_reversing_through_its_change_point_keeps_its_branch(step, path):
+    """mechanisms/parallelogram.yaml (ground = coupler, crank = rocker) on a path from 60 deg
+    out to 240 and back to -120 deg, 45 deg coarse steps: on the way back a grid point sits
+    exactly on the change point at 180 deg. The step after it used to fail (branch_jump) and
+    the following rows stayed ok on the crossed branch until a false singular_crossing brought
+    them back; the fine pass now continues with the secant through the two previous points
+    (as the coarse pass), which carries the branch through the change point. Truth: on the
+    open branch the coupler stays parallel to the ground, coupler joint = -crank joint
+    exactly (the estimate's sum is 0); tolerance 1e-8 rad (residual 1e-10 times the passive
+    Jacobian's condition away from the change points; at them the exact point itself is
+    solved to the same residual)."""
+    from linkcli.compile import compile_mechanism
+    from linkcli.core import sweep
+    from linkcli.io.loader import load_mechanism
+
+    mech = compile_mechanism(load_mechanism(ROOT / "mechanisms/parallelogram.yaml").model)
+    a0 = mech.q_init[mech.q_actuated]
+    n = int(round(360 / step)) + 1
+    t = np.concatenate([np.linspace(0, 0.5, n // 2 + 1), np.linspace(0.5, -0.5, n)[1:]])
+    Q = a0 + 2 * np.pi * t[:, None]
+    solve = sweep._solve_sweep_interpreted if path == "interpreted" else sweep._solve_sweep_compiled
+    res = solve(mech, Q, mech.q_init, 1e-10, np.radians(45.0))
+    assert (res.status == Status.CONVERGED).all()
+    assert mech.q_init[0] + mech.q_init[1] == 0.0
+    np.testing.assert_allclose(res.q[:, 1], -res.q[:, 0], atol=1e-8)
+    assert all(e.kind in ("singular_crossing", "singular_point") for e in res.events)

@@ -106,7 +106,8 @@ def test_the_equilibrium_runs_no_kernel_and_fixes_interpreted_in_auto(fresh_proc
     monkeypatch.setenv("LINKCLI_JIT", "auto")
     out = run_equilibrium(mech, ForcesRequest(sweeps=[Sweep("crank_pin", 0.0, 6.28, None, 73)]), loaded)
     assert out.n_cases == 4 and fresh_process_state["compile"] is False
-    assert not (tmp_path / "sub" / "record.json").exists()  # nothing to learn: no kernel ran
+    # no forces kernel ran; the sweep kernel ran interpreted (73 points) and its rent is learned
+    assert set(json.loads((tmp_path / "sub" / "record.json").read_text())) == {"sweep"}
 
 
 def test_a_bad_mode_is_a_clear_error_for_the_plan(monkeypatch):
@@ -132,9 +133,10 @@ def test_a_compiling_forces_run_says_so_once(run_cli, monkeypatch):
 
 def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
     """A fresh install (empty numba cache and record), auto mode, as a user runs the commands:
-    forces runs its kernels interpreted and learns their cost; the equilibrium runs none and
-    leaves no trace (before these commands planned, the first forces compiled for ~14 s of CPU
-    and the equilibrium compiled the two signature-typed helpers at import)."""
+    forces runs its kernels interpreted and learns their cost; the equilibrium runs none (both
+    learn their short sweep's interpreted cost, kernel set "sweep") (before these commands
+    planned, the first forces compiled for ~14 s of CPU and the equilibrium compiled the two
+    signature-typed helpers at import)."""
     pytest.importorskip("numba")
     env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
            "LINKCLI_JIT_RECORD": str(tmp_path / "record.json"), "LINKCLI_JIT": "auto"}
@@ -147,7 +149,9 @@ def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
         assert "compiling" not in out.stderr
         assert not list((tmp_path / "numba").rglob("*.nbi")), extra  # nothing compiled
         record = json.loads((tmp_path / "record.json").read_text())
-        assert list(record) == ["forces"] and record["forces"]["runs"] == 1  # the equilibrium adds nothing
+        # the equilibrium runs no forces kernel; each command's sweep ran interpreted and adds its rent
+        assert sorted(record) == ["forces", "sweep"] and record["forces"]["runs"] == 1
+        assert record["sweep"]["runs"] == (2 if extra else 1)
 
 # --- interpreted = compiled ----------------------------------------------------------------------------
 #: examples whose equilibrium search takes seconds (it runs no kernel: nothing to compare)

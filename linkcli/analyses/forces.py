@@ -239,7 +239,7 @@ def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: b
     path, order = _path(mech, req, "equilibrium" if equilibrium else "forces")
     plan = _plan(mech, len(path), equilibrium, many)
     loads = extra_loads(mech, req.loads, "--load")
-    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method="many" if many else "auto")
     return _SweptMotion(path, order, plan, loads, res, res.status == Status.CONVERGED,
                         None if req.gravity else np.zeros(3))
 

@@ -39,8 +39,9 @@ two loop frames, rotation rows ``Jr^-1(phi) R_B^T (w_B - w_A)``). tests/test_swe
 checks both against loop_closure.constraints (1e-12) and finite differences on every example.
 
 Compiled or interpreted: written once as plain Python over scalars and small preallocated
-arrays; :func:`_compiled` compiles each function with numba when this module is imported in a
-process that compiles kernels (jit.py), else leaves it as it is. sweep.py also loads a second,
+arrays; :func:`_compiled` compiles each function with numba when this module is imported
+(unless ``LINKCLI_JIT=never`` or numba is missing), independently of the process-wide mode of
+the other kernel sets (jit.py), else leaves it as it is. sweep.py also loads a second,
 never-compiled copy of this file (``sweep_kernel_interpreted``) so that a process can run the
 kernel interpreted (cold numba cache, a short sweep) and switch to the compiled one later.
 numba is imported when the compiled module is imported, so import it lazily (sweep.py does).
@@ -60,19 +61,27 @@ import math
 import numpy as np
 
 from . import continuation as rules
-from .jit import jit_enabled
+from .jit import self_contained_numba
 from .loop_closure import SINGULAR_CONDITION
 
 
 def _compiled(f):
-    """``numba.njit`` the scalar-loop function ``f`` when :func:`jit_enabled` (numba importable,
-    ``LINKCLI_NO_JIT`` unset), else return it unchanged (jit.py's ``maybe_njit`` policy), with
+    """``numba.njit`` the scalar-loop function ``f`` unless the environment asks for
+    interpreted kernels (``LINKCLI_JIT=never``, ``LINKCLI_NO_JIT``) or numba is not installed
+    (:func:`linkcli.core.jit.self_contained_numba`), else return it unchanged; with
     ``cache=True``, no reference counting (``_nrt=False``: kernels never allocate) and numpy's
-    float error model (no ZeroDivisionError checks: kernels test their divisors)."""
-    if __name__.endswith("_interpreted") or not jit_enabled():  # (sweep._interpreted_kernel's copy)
-        return f
-    import numba
+    float error model (no ZeroDivisionError checks: kernels test their divisors).
 
+    The sweep kernel is self-contained (it calls no :func:`linkcli.core.jit.maybe_njit` kernel
+    of another module: continuation.py's rules are compiled here, by this decorator), so
+    importing it compiled does not fix the process-wide mode of the other kernel sets, and a
+    process whose other kernels run interpreted can still run this one compiled (sweep.py
+    decides per sweep)."""
+    if __name__.endswith("_interpreted"):  # (sweep._interpreted_kernel's copy)
+        return f
+    numba = self_contained_numba()
+    if numba is None:
+        return f
     return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
 
 

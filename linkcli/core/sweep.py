@@ -224,11 +224,10 @@ def _plan(mech: CompiledMechanism, n: int, many: bool = False) -> jit.Plan:
     work units (:func:`_work_units`), whatever mode the process fixed for its other kernel sets
     (the sweep kernel is self-contained: sweep_kernel's decorator). ``cold``: numba's cache of
     the kernel is missing, so a compiled run compiles it."""
-    possible = n >= 1 and jit.self_contained_compiling_possible()
-    e = _record_entry() if possible else None
-    projected = _work_units(mech, n) * e["seconds_per_unit"] if e else 0.0
-    if not possible:
-        return jit.Plan(False, False, "interpreted (LINKCLI_JIT=never, or numba not installed)", projected)
+    if n < 1 or not jit.self_contained_compiling_possible():
+        return jit.Plan(False, False, "interpreted (LINKCLI_JIT=never, or numba not installed)")
+    e = _record_entry()
+    projected = _work_units(mech, n) * e["seconds_per_unit"]
     if _compiled_loaded():
         return jit.Plan(True, False, "compiled (loaded in this process)", projected)
     try:

@@ -19,6 +19,7 @@ from linkcli.analyses.forces import ForcesRequest, run_equilibrium
 from linkcli.analyses.inputs import Sweep
 from linkcli.compile import compile_mechanism
 from linkcli.core import jit, sweep
+from linkcli.core import kinetostatics as _kernels  # noqa: F401  (imported compiled before a test fakes an interpreted process)
 from linkcli.io.loader import load_mechanism
 
 REPO = Path(__file__).resolve().parent.parent

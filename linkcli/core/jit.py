@@ -17,6 +17,13 @@ now. An analysis that runs no kernel but imports kernel modules (the equilibrium
 :func:`plan_without_kernels`. Code that imports kernels without a plan (library users of
 ``linkcli.core``, tests) gets compiled kernels, as before.
 
+The sweep kernel set (``sweep``: :mod:`.sweep_kernel`) is self-contained: it calls no
+:func:`maybe_njit` kernel of another module, and its decorator asks :func:`self_contained_numba`
+instead of :func:`jit_enabled`, so it is compiled or interpreted per sweep (:mod:`.sweep`'s plan,
+with the same :func:`decide` and record) independently of the process-wide mode, and importing
+it compiled fixes nothing for the other sets. ``LINKCLI_JIT=never`` and a missing numba apply to
+it too.
+
 numba is imported on the first decorated function only, so modules that do not use kernels
 (``import linkcli``, the CLI's ``--help``) never pay its import time.
 

@@ -436,7 +436,7 @@ def _events(status, residual, worst_loop, condition, det_flipped) -> list[SweepE
 def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, tol: float,
                           max_step: float) -> SweepResult:
     """:func:`solve_sweep` in the compiled kernel whatever the rule says (tests, benchmarks;
-    the interpreted kernel when this process runs kernels interpreted)."""
+    the interpreted kernel with ``LINKCLI_JIT=never`` or without numba)."""
     Q_act = np.atleast_2d(np.asarray(Q_act, dtype=float))
     if _kernel_model(mech) is None:
         return _without_loops(mech, Q_act, np.asarray(q_start, dtype=float))

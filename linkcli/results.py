@@ -364,13 +364,11 @@ class TableSpool:
     and closed with :meth:`close` or when the spool is garbage collected."""
 
     def __init__(self, directory: str | None = None) -> None:
-        import os
         import tempfile
 
-        try:
-            self._file = tempfile.TemporaryFile(dir=directory if directory and os.path.isdir(directory) else None)
-        except OSError:  # a directory not writable: the system's temporary directory instead
-            self._file = tempfile.TemporaryFile()
+        # a missing or unwritable ``directory`` is an OSError (the CLI checks the output's directory
+        # before the run: linkcli.io.writers.check_output), never a quiet switch to another disk
+        self._file = tempfile.TemporaryFile(dir=directory or None)
         self._segments: list[tuple[int, list[tuple[int, np.dtype]]]] = []  # (rows, (offset, dtype) per column)
         self._columns: list[tuple[str, str, str]] | None = None
         self.n = 0

@@ -174,6 +174,9 @@ def fresh_process_state(monkeypatch, tmp_path):
     monkeypatch.setenv("LINKCLI_JIT", "auto")
     monkeypatch.delenv("LINKCLI_NO_JIT", raising=False)
     monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "sub" / "record.json"))
+    # a cold set is cold for every module it compiles, whatever this developer's cache holds
+    # (partial compiles: test_jit_forces.py)
+    monkeypatch.setattr(jit, "kernels_partly_cached", lambda kernel_set: False)
     return fixed
 
 

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from linkcli.analyses.inputs import Sweep
-from linkcli.analyses.solve import SolveRequest, _Unwrap, request_from_defaults, run_solve, solve_stream
+from linkcli.analyses.solve import SolveRequest, request_from_defaults, run_solve, solve_stream
 from linkcli.compile import compile_mechanism
+from linkcli.core.transforms import Unwrap
 from linkcli.io.loader import load_mechanism
 from linkcli.io.writers import read_table_npz, write_table
 from linkcli.results import ResultTable, TableStream
@@ -250,7 +251,7 @@ def test_unwrap_in_blocks_is_numpys_unwrap():
     first = np.isfinite(angle[:300])
     assert (ref[:300][first] != angle[:300][first]).any()  # corrections inside a first block of 300
     for sizes in ([n], [1] * 50 + [n], [300, 300], [0, 7, 0, 93, 30, 1], list(rng.integers(0, 200, size=60))):
-        u, out, s = _Unwrap(), [], 0
+        u, out, s = Unwrap(), [], 0
         for size in sizes:
             out.append(u(angle[s:s + size]))
             s += size

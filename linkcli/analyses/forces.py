@@ -208,8 +208,7 @@ def plan_kernels(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bo
     imported; idempotent): inverse dynamics projects its kernels' cost over the sweep's points
     (:func:`forces_work_units`), the equilibrium runs none (:func:`linkcli.analyses.kernels.plan`).
     ``many``: a batch worker. The returned plan's ``compile and cold`` means this run compiles."""
-    path, _ = _path(mech, req, "equilibrium" if equilibrium else "forces")
-    return _plan(mech, len(path), equilibrium, many)
+    return _planned_path(mech, req, equilibrium=equilibrium, many=many)[2]
 
 
 def _plan(mech: CompiledMechanism, n_points: int, equilibrium: bool, many: bool) -> Plan:
@@ -232,12 +231,19 @@ class _SweptMotion:
     gravity: np.ndarray | None
 
 
-def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bool, many: bool = False
-                  ) -> _SweptMotion:
-    """Check the inputs, plan the kernels (before anything imports them), read the added loads and
-    solve the kinematic sweep."""
+def _planned_path(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bool, many: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, Plan]:
+    """Check the inputs and plan the kernels: the first step of both analyses, before anything
+    imports a kernel module (importing one in a process whose mode is not fixed would fix it to
+    compiled and import numba)."""
     path, order = _path(mech, req, "equilibrium" if equilibrium else "forces")
-    plan = _plan(mech, len(path), equilibrium, many)
+    return path, order, _plan(mech, len(path), equilibrium, many)
+
+
+def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, path: np.ndarray, order: np.ndarray,
+                  plan: Plan) -> _SweptMotion:
+    """Read the added loads and solve the kinematic sweep along ``path`` (after
+    :func:`_planned_path`)."""
     loads = extra_loads(mech, req.loads, "--load")
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
     return _SweptMotion(path, order, plan, loads, res, res.status == Status.CONVERGED,
@@ -247,10 +253,10 @@ def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: b
 def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: bool = False) -> AnalysisOutcome:
     """Solve the sweep, its rates and accelerations, then the forces at every point. ``many``:
     this process runs many analyses (a batch worker: see :func:`plan_kernels`)."""
+    path, order, plan = _planned_path(mech, req, equilibrium=False, many=many)  # first: before any kernel import
     from ..core import jit
     from ..core import kinetostatics as ks
 
-    _require_inputs(mech, "forces")
     speed = np.zeros(mech.n_actuated)  # the options are checked before the sweep runs
     acc = np.zeros(mech.n_actuated)
     if not req.static:
@@ -260,7 +266,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: b
         for name in req.speeds:
             speed[actuated_index(mech, name, "--speed")] = given[actuated_index(mech, name, "--speed")]
         acc = input_rates(mech, req.accelerations, 2, "--acceleration")
-    motion = _swept_motion(mech, req, equilibrium=False, many=many)
+    motion = _swept_motion(mech, req, path, order, plan)
     path, order, loads, res, ok, gravity = (motion.path, motion.order, motion.loads, motion.res, motion.ok,
                                             motion.gravity)
     n = len(path)
@@ -437,9 +443,10 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     input: every sign change of the holding torque), or near the start point (no sweep, or
     several inputs). Columns: joint variables, holding torque left (the residual), reduced
     stiffness (N m/rad or N/m), stability, status."""
+    path, order, plan = _planned_path(mech, req, equilibrium=True)  # first: before any kernel import
     from ..core import kinetostatics as ks
 
-    motion = _swept_motion(mech, req, equilibrium=True)
+    motion = _swept_motion(mech, req, path, order, plan)
     path, loads, res, ok, gravity = motion.path, motion.loads, motion.res, motion.ok, motion.gravity
     sweep_evs = sweep_events(mech, res, path)
     messages: list[str] = []  # notes of the search

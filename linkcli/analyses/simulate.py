@@ -181,9 +181,10 @@ def _scratch(action, *args):
     except OSError as exc:
         from ..io.writers import OutputError
 
-        raise OutputError(f"cannot keep the simulation's rows in a scratch file: {exc.strerror or exc}; free disk "
-                          "space (the scratch file is in the output's directory, else the temporary directory: "
-                          "TMPDIR) or save fewer rows (--every)") from None
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        raise OutputError(f"cannot keep the simulation's rows in a scratch file: {exc.strerror or exc}{where}; "
+                          "check that the output's directory exists and is writable, free disk space there (for "
+                          "stdout: in the temporary directory, TMPDIR) or save fewer rows (--every)") from None
 
 
 def _work_units(mech: CompiledMechanism, n_steps: int, n_samples: int) -> float:
@@ -258,15 +259,15 @@ class _Tabulator:
     """Table blocks of a simulation's rows, chunk after chunk in row order, and the run's
     figures gathered on the way (rows, last time, largest residual, energy balance error, peak
     driver loads). What spans chunks is carried over: the unwrapping of planar angles
-    (:class:`~linkcli.analyses.solve._Unwrap`, bit-identical to ``np.unwrap`` of the whole) and
+    (:class:`~linkcli.core.transforms.Unwrap`, bit-identical to ``np.unwrap`` of the whole) and
     the energy at t = 0 of the balance error; so the blocks joined are the table of the whole
     run, bit for bit. ``cpu``: CPU time spent tabulating (s), for the caller to keep apart."""
 
     def __init__(self, mech: CompiledMechanism) -> None:
-        from .solve import _Unwrap
+        from ..core.transforms import Unwrap
 
         self.mech, self.units = mech, Units.of(mech)
-        self.unwrap = {name: _Unwrap() for name in [*mech.link_names[1:], "effector"]} if mech.planar else {}
+        self.unwrap = {name: Unwrap() for name in [*mech.link_names[1:], "effector"]} if mech.planar else {}
         self.total_0: float | None = None  # J, the first row's total energy
         self.n, self.t_last, self.cpu = 0, 0.0, 0.0
         self.max_residual = self.max_balance_error = 0.0

@@ -45,6 +45,7 @@ from ..core.planar_metrics import (
     transmission_angle_planar,
 )
 from ..core.sweep import SweepResult, solve_sweep
+from ..core.transforms import Unwrap
 from ..core.velocity import frame_motion, joint_accelerations, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
@@ -137,7 +138,7 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     counts: dict[str, int] = {}
     outside_rows = _OutsideRows(mech)
     angle = None  # the effector's unwrapped planar angle (solve order), when rows are permuted
-    unwrap = _Unwrap()
+    unwrap = Unwrap()
     if mech.planar and not identity:
         angle = np.empty(n)
     bounds = _block_bounds(n, block_rows)
@@ -174,7 +175,7 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     units = Units.of(mech)
 
     def blocks():
-        unwrap_rows = _Unwrap() if mech.planar and identity else None
+        unwrap_rows = Unwrap() if mech.planar and identity else None
         for s, e in bounds:
             idx = slice(s, e) if identity else order[s:e]
             ang = None
@@ -219,9 +220,9 @@ _STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))
 def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle,
                  status_text) -> ResultTable:
     """The table's rows of solve indices ``idx`` (a slice or an index array, in output order);
-    ``angle``: the effector's unwrapped angle of these rows, or an :class:`_Unwrap` that
-    unwraps it along consecutive blocks (rows in solve order); ``status_text``: the rows'
-    statuses (:func:`_status_block` of these rows)."""
+    ``angle``: the effector's unwrapped angle of these rows, or an
+    :class:`~linkcli.core.transforms.Unwrap` that unwraps it along consecutive blocks (rows in
+    solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows)."""
     n = len(path)
     table = ResultTable(n, units=units)
     q_solved = res.q[idx]
@@ -272,42 +273,6 @@ def _planar_angle(T: np.ndarray) -> np.ndarray:
     if T.ndim == 2:  # (x, y, c, s)
         return np.arctan2(T[:, 3], T[:, 2])
     return tf.planar_pose(T)[:, 2]
-
-
-class _Unwrap:
-    """``np.unwrap`` of the finite values of a sequence given block by block: the same floating
-    point operations as numpy 2's unwrap of the whole (period 2 pi, discontinuity pi; the
-    corrections are summed in the same order), so the result is bit-identical (checked by
-    tests/test_solve_stream.py against ``np.unwrap``). NaN stays NaN and is skipped, as
-    ``angle[finite] = np.unwrap(angle[finite])`` does."""
-
-    def __init__(self) -> None:
-        self.last: float | None = None  # last finite value seen
-        self.total = 0.0  # running sum of the corrections
-
-    def __call__(self, p: np.ndarray) -> np.ndarray:
-        out = np.array(p, dtype=float)
-        finite = np.isfinite(out)
-        v = out[finite]
-        if len(v) == 0:
-            return out
-        first = self.last is None
-        ext = v.copy() if first else np.r_[self.last, v]
-        dd = np.diff(ext)
-        ddmod = np.mod(dd + np.pi, 2 * np.pi) - np.pi
-        np.copyto(ddmod, np.pi, where=(ddmod == -np.pi) & (dd > 0))
-        correction = ddmod - dd
-        np.copyto(correction, 0, where=np.abs(dd) < np.pi)
-        sums = np.cumsum(np.r_[self.total, correction])[1:]
-        if first:
-            v[1:] += sums
-        else:
-            v += sums
-        if len(sums):
-            self.total = float(sums[-1])
-        self.last = float(ext[-1])
-        out[finite] = v
-        return out
 
 
 class _OutsideRows:
@@ -361,13 +326,13 @@ def _output_frames(mech: CompiledMechanism, names: list[str] | None) -> list[int
 def _add_effector(table: ResultTable, mech: CompiledMechanism, T: np.ndarray, angle) -> None:
     """Effector pose columns of T_world_tool (rows, 4, 4), or (rows, 4) (x, y, c, s) from
     :func:`_poses`; planar: ``angle`` the unwrapped angle of these rows (continuous past +-180
-    deg along the solve order), or an :class:`_Unwrap` to unwrap them with (rows in solve
-    order)."""
+    deg along the solve order), or an :class:`~linkcli.core.transforms.Unwrap` to unwrap them with
+    (rows in solve order)."""
     p = T if T.ndim == 2 else T[:, :3, 3]
     if mech.planar:
         table.add_length("effector", "x", p[:, 0])
         table.add_length("effector", "y", p[:, 1])
-        if isinstance(angle, _Unwrap):
+        if isinstance(angle, Unwrap):
             angle = angle(_planar_angle(T))
         table.add_angle("effector", "angle", angle)
         return

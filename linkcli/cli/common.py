@@ -173,6 +173,17 @@ def stderr_console() -> Console:
 
 
 # -- tables -----------------------------------------------------------------------------------------
+def check_output(output: Path | None, fmt: DataFormat | str) -> None:
+    """Before the run: :func:`emit_table` can write ``output`` with ``fmt`` (the same choice of
+    format; nothing to check for stdout). An OutputError (exit 2) names the path and the fix."""
+    if output is None or is_stdout(output):
+        return
+    from linkcli.io.writers import check_output as check
+
+    fmt_name = getattr(fmt, "value", fmt)
+    check(output, None if fmt_name == "table" else fmt_name)
+
+
 def emit_table(table: ResultTable | TableStream, *, output: Path | None, fmt: DataFormat | str, quiet: bool = False,
                max_rows: int = 40, title: str | None = None) -> None:
     """Send a result table where the user asked.
@@ -280,4 +291,5 @@ def finish(n_failed: int, n_cases: int, *, quiet: bool = False, what: str = "cas
 
 __all__ = ["ExitCode", "EXIT_CODES_HELP", "add_note", "load_and_compile", "echo_err", "echo_out", "json_text",
            "print_diagnostics",
-           "print_json", "print_plain_json", "stdout_console", "stderr_console", "emit_table", "finish"]
+           "print_json", "print_plain_json", "stdout_console", "stderr_console", "check_output", "emit_table",
+           "finish"]

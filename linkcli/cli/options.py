@@ -50,10 +50,27 @@ SummaryFormatOption = Annotated[
 CheckFormatOption = Annotated[
     CheckFormat, typer.Option("--format", "-f", case_sensitive=False,
                               help="text: one line per file; json: a JSON list on stdout.")]
+def data_format(value: str | DataFormat) -> DataFormat:
+    """``--format`` of result tables; .npz and .parquet (binary files) are chosen by ``-o``'s
+    extension, which the refusal says."""
+    if isinstance(value, DataFormat):
+        return value
+    try:
+        return DataFormat(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(f"'{f.value}'" for f in DataFormat)
+        hint = ""
+        if str(value).strip().lower().lstrip(".") in ("npz", "parquet"):
+            hint = (f"; {str(value).strip().lower().lstrip('.')} is a binary file format, chosen by the output "
+                    "file's name: -o FILE.npz or -o FILE.parquet")
+        raise typer.BadParameter(f"{value!r} is not one of {choices}{hint}") from None
+
+
 DataFormatOption = Annotated[
-    DataFormat, typer.Option("--format", "-f", case_sensitive=False,
+    DataFormat, typer.Option("--format", "-f", parser=data_format, metavar="[table|csv|json]",
                              help="Stdout format: table (terminal), csv or json. With -o the file "
-                                  "extension decides unless --format is csv or json.")]
+                                  "extension decides unless --format is csv or json (.npz, .parquet: "
+                                  "-o FILE.npz, -o FILE.parquet).")]
 
 OutputOption = Annotated[
     Path | None, typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,

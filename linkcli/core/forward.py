@@ -606,6 +606,14 @@ def planar_link_poses(mech: CompiledMechanism, q: np.ndarray, joint_frames: tupl
 
 
 
+def planar_point(pose: tuple, px, py) -> tuple:
+    """World (x, y) m of the point (px, py) m given in a link's frame, from the link's planar
+    pose components ``(x, y, c, s)`` (:func:`planar_link_poses`; any broadcastable shapes):
+    ``t + R p``, with exact shortcuts for a constant 0 or 1 (a Python float)."""
+    x, y, c, s = pose
+    return _add(_add(x, _mul(c, px)), _mul(s, py), -1.0), _add(_add(y, _mul(s, px)), _mul(c, py))
+
+
 def planar_frame_positions(mech: CompiledMechanism, P: np.ndarray, frames: Sequence[int] | None = None,
                            T_link_frame: np.ndarray | None = None) -> np.ndarray:
     """World (x, y) (..., len(frames), 2) m of the origins of named frames (default all) from
@@ -627,8 +635,7 @@ def planar_frame_positions(mech: CompiledMechanism, P: np.ndarray, frames: Seque
             px, py = float(mech.T_link_frame[f, 0, 3]), float(mech.T_link_frame[f, 1, 3])
         else:
             px, py = T_link_frame[..., f, 0, 3], T_link_frame[..., f, 1, 3]
-        out[i, 0] = _add(_add(x, _mul(c, px)), _mul(s, py), -1.0)
-        out[i, 1] = _add(_add(y, _mul(s, px)), _mul(c, py))
+        out[i, 0], out[i, 1] = planar_point((x, y, c, s), px, py)
     return np.moveaxis(out, (0, 1), (-2, -1))
 
 

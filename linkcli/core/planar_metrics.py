@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .forward import link_poses, planar_link_poses, planar_steps
+from .forward import link_poses, planar_link_poses, planar_point, planar_steps
 from .mechanism import REVOLUTE, CompiledMechanism
 
 
@@ -138,9 +138,7 @@ def transmission_angle_planar(mech: CompiledMechanism, loop: FourBarLoop, P: np.
 
     def world(j: int, link: int):  # joint j's centre on ``link`` in world (x, y), as in _joint_centre
         p = (TP if mech.joint_parent[j] == link else TC)[..., j, :2, 3]
-        x, y, c, s = (P[..., link, i] for i in range(4))
-        px, py = p[..., 0], p[..., 1]
-        return x + c * px - s * py, y + s * px + c * py
+        return planar_point(tuple(P[..., link, i] for i in range(4)), p[..., 0], p[..., 1])
 
     (x1, y1), (x2, y2), (x3, y3) = world(j1, l2), world(j2, l2), world(j3, l3)
     ux, uy, wx, wy = x1 - x2, y1 - y2, x3 - x2, y3 - y2

@@ -352,3 +352,40 @@ def elementary_motion(axis, is_rotation, q) -> np.ndarray:
     v = axis * q
     R = np.where(rot[..., None], exp_so3(np.where(rot, v, 0.0)), np.eye(3))
     return make_transform(R, np.where(rot, 0.0, v))
+
+
+class Unwrap:
+    """``np.unwrap`` of the finite values of a sequence given block by block: the same floating
+    point operations as numpy 2's unwrap of the whole (period 2 pi, discontinuity pi; the
+    corrections are summed in the same order), so the result is bit-identical (checked by
+    tests/test_solve_stream.py against ``np.unwrap``). NaN stays NaN and is skipped, as
+    ``angle[finite] = np.unwrap(angle[finite])`` does. Used by the solve and simulate tables (rad),
+    whose rows come chunk by chunk."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None  # last finite value seen
+        self.total = 0.0  # running sum of the corrections
+
+    def __call__(self, p: np.ndarray) -> np.ndarray:
+        out = np.array(p, dtype=float)
+        finite = np.isfinite(out)
+        v = out[finite]
+        if len(v) == 0:
+            return out
+        first = self.last is None
+        ext = v.copy() if first else np.r_[self.last, v]
+        dd = np.diff(ext)
+        ddmod = np.mod(dd + np.pi, 2 * np.pi) - np.pi
+        np.copyto(ddmod, np.pi, where=(ddmod == -np.pi) & (dd > 0))
+        correction = ddmod - dd
+        np.copyto(correction, 0, where=np.abs(dd) < np.pi)
+        sums = np.cumsum(np.r_[self.total, correction])[1:]
+        if first:
+            v[1:] += sums
+        else:
+            v += sums
+        if len(sums):
+            self.total = float(sums[-1])
+        self.last = float(ext[-1])
+        out[finite] = v
+        return out

@@ -76,6 +76,34 @@ def format_for(path: str | os.PathLike, format: str | None = None) -> str:
 
 
 # -- public API -------------------------------------------------------------------------------------
+def check_output(path: str | os.PathLike, format: str | None = None) -> str:
+    """Check before a run that :func:`write_table` can write ``path`` (``format`` as there):
+    the format is known (from ``format`` or the extension; .parquet also needs pyarrow), and
+    ``path`` is a device, or a file name in an existing, writable directory. Returns the format.
+    Raises :class:`OutputError` naming the path and the fix, so that a long run never ends in
+    an output that cannot be written."""
+    name = os.fspath(path)
+    if format is None and is_special_file(name) and os.path.splitext(name)[1].lower() not in EXTENSIONS:
+        format = "csv"
+    fmt = format_for(path, format)
+    if fmt == "parquet":
+        _pyarrow_parquet(path)
+    if is_special_file(name):
+        return fmt
+    target = os.path.abspath(name)
+    directory = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise OutputError(f"cannot write '{name}': it is a directory; give a file name in it, e.g. "
+                          f"'{os.path.join(name, 'results.' + fmt)}'")
+    if not os.path.isdir(directory):
+        raise OutputError(f"cannot write '{name}': directory '{directory}' does not exist; create it first "
+                          f"(mkdir -p '{directory}') or write elsewhere")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write '{name}': no permission to create files in directory '{directory}'; "
+                          "write elsewhere")
+    return fmt
+
+
 def write_table(table: ResultTable | TableStream, path: str | os.PathLike, format: str | None = None) -> str:
     """Write ``table`` to ``path`` atomically as CSV, JSON or .npz (by extension unless
     ``format``). Returns the format written. Raises :class:`OutputError` for an unknown format

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from ..common import announce_compile, echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..common import announce_compile, check_output, echo_err, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 from .solve import SetOption, SweepOption, ZipOption
 
@@ -99,13 +99,15 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
             raise AnalysisInputError("--plot draws forces along a sweep; it is not available with --equilibrium")
         check_figure_path(plot)
     loaded, mech = load_and_compile(file)
+    check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, set_=set_, sweep=sweep, zip_=zip_, speed=speed, acceleration=acceleration,
                         static=static, load=load, gravity=gravity)
-    if not quiet:  # the compile decision, before the kernels are imported
-        from linkcli.analyses.forces import plan_kernels
+    from linkcli.analyses.forces import plan_kernels
 
-        announce_compile(plan_kernels(mech, req, equilibrium=equilibrium))
+    plan = plan_kernels(mech, req, equilibrium=equilibrium)  # the compile decision (also with -q): the first step
+    if not quiet:
+        announce_compile(plan)
     if equilibrium:
         from linkcli.analyses.forces import run_equilibrium
 

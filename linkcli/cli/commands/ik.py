@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..common import emit_table, finish, load_and_compile, print_diagnostics
+from ..common import check_output, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 TargetOption = Annotated[list[str], typer.Option(
@@ -41,6 +41,7 @@ def ik(file: MechanismFile, target: TargetOption, mode: ModeOption = None, guess
     if mode is not None and mode not in ("full", "position", "xy"):
         raise AnalysisInputError(f"--mode must be full, position or xy, not {mode!r}")
     loaded, mech = load_and_compile(file)
+    check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = IKRequest([_numbers(t) for t in target], mode, dict(parse_assignment(g, "--guess") for g in guess or []))
     outcome = run_ik(mech, req, loaded)

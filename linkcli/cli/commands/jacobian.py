@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..common import check_output, echo_err, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
@@ -24,6 +24,7 @@ def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "
     from linkcli.analyses.jacobian import run_jacobian
 
     loaded, mech = load_and_compile(file)
+    check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     outcome = run_jacobian(mech, dict(parse_assignment(s, "--set") for s in set_ or []), frame, loaded)
     table = outcome.table

@@ -16,6 +16,7 @@ import typer
 
 from ..common import (
     announce_compile,
+    check_output,
     echo_err,
     emit_table,
     finish,
@@ -56,6 +57,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
 
         check_figure_path(plot)
     loaded, mech = load_and_compile(file)
+    check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every),
@@ -68,8 +70,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     req = replace(req, **overrides,
                   set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
                   rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
-    if not quiet:
-        _announce_compile(req, mech)
+    _plan_and_announce(req, mech, quiet)  # the compile decision (also with -q): before any kernel import
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
     # rows are tabulated chunk by chunk into a scratch file next to the output (bounded memory)
     scratch = _scratch_dir(output)
@@ -104,11 +105,14 @@ def _scratch_dir(output: Path | None) -> str | None:
     return str(Path(output).resolve().parent)
 
 
-def _announce_compile(req, mech) -> None:
-    """Say so when this run compiles the kernels (decided before they are imported)."""
+def _plan_and_announce(req, mech, quiet: bool) -> None:
+    """Plan the kernels (the analysis plans again, idempotent) and say so when this run compiles
+    them (decided before they are imported)."""
     from linkcli.analyses.simulate import plan_kernels
 
-    announce_compile(plan_kernels(mech, req))
+    plan = plan_kernels(mech, req)
+    if not quiet:
+        announce_compile(plan)
 
 
 class _progress:

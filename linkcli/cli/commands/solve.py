@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from ..common import echo_err, emit_table, finish, load_and_compile, print_diagnostics
+from ..common import check_output, echo_err, emit_table, finish, load_and_compile, print_diagnostics
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
@@ -68,6 +68,7 @@ def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, p
 
     columns = _check_plot(plot, plot_columns)  # --plot
     loaded, mech = load_and_compile(file)
+    check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, use_file_sweep=use_file_sweep, **options)
     # without --plot the table is computed block by block as it is written (bounded memory);

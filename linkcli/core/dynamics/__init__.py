@@ -20,7 +20,21 @@ Numerics only (no I/O). Kernels are compiled with numba when available (:mod:`li
 numba is imported with this package, not with ``linkcli``.
 """
 
-from .result import SimulationResult
-from .runner import SimulationRun, simulate, simulate_chunks
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .result import SimulationResult
+    from .runner import SimulationRun, simulate, simulate_chunks
 
 __all__ = ["SimulationResult", "SimulationRun", "simulate", "simulate_chunks"]
+_LAZY = {"SimulationResult": "result", "SimulationRun": "runner", "simulate": "runner", "simulate_chunks": "runner"}
+
+
+def __getattr__(name: str):
+    """The runner (and the integrator's kernels it imports) only on first use: the forces'
+    kinetostatics imports this package's bodies, model and output kernels, not the integrator."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

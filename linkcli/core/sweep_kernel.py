@@ -65,7 +65,7 @@ from .jit import self_contained_numba
 from .loop_closure import SINGULAR_CONDITION
 
 
-def _compiled(f):
+def _compiled(f, inline="never"):
     """``numba.njit`` the scalar-loop function ``f`` unless the environment asks for
     interpreted kernels (``LINKCLI_JIT=never``, ``LINKCLI_NO_JIT``) or numba is not installed
     (:func:`linkcli.core.jit.self_contained_numba`), else return it unchanged; with
@@ -82,7 +82,14 @@ def _compiled(f):
     numba = self_contained_numba()
     if numba is None:
         return f
-    return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
+    return numba.njit(cache=True, _nrt=False, error_model="numpy", inline=inline)(f)
+
+
+def _inlined(f):
+    """:func:`_compiled` with numba inlining ``f`` into its callers (the same operations in the
+    same order: bit-identical results; used for small functions on the fine-point path and
+    functions with one call site)."""
+    return _compiled(f, inline="always")
 
 
 # the continuation's acceptance tests and limits (written once in continuation.py)
@@ -626,7 +633,7 @@ def _passive_cols3(mi, sl):
     return _jo(mi, sl) + p0, mi[H_NQ], 1
 
 
-@_compiled
+@_inlined
 def _matvec3(wf, X, b, x):
     """x = X b (3 x 3 block X, vectors at offsets b, x; x may not alias b)."""
     b0, b1, b2 = wf[b], wf[b + 1], wf[b + 2]
@@ -1029,7 +1036,7 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_p
     return CONVERGED
 
 
-@_compiled
+@_inlined
 def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     """Try the cheap step from point i - 1 (slot sp; LU0 holds its J_p factors, from
     :func:`_diagnose`) to inputs a; result in slot sl. Returns False (nothing decided) when
@@ -1103,7 +1110,7 @@ def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     return not _corrector_left_branch(dev, moved)
 
 
-@_compiled
+@_inlined
 def _cached_solve(mi, wf, wi, b, x):
     """x = J_p^-1 b with the factors left in LU0 by :func:`_diagnose` (x may not alias b)."""
     n_p = mi[H_NP]
@@ -1169,7 +1176,7 @@ def _hermite_guess(mi, wf, t):
 
 
 # --- per-point diagnostics -----------------------------------------------------------------------
-@_compiled
+@_inlined
 def _eig_sym3(a00, a01, a02, a11, a12, a22):
     """Eigenvalues (largest, middle) of a symmetric 3x3 matrix, trigonometric closed form
     (absolute accuracy a few ulp of the largest)."""
@@ -1188,7 +1195,7 @@ def _eig_sym3(a00, a01, a02, a11, a12, a22):
     return e1, 3.0 * q - e1 - e3
 
 
-@_compiled
+@_inlined
 def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
     """Point i from slot sl: loop residuals, worst loop, condition number (2-norm) and det sign
     of J_p; leaves the inverse (3 x 3) or LU factors of J_p in LU0 for the next predictor.

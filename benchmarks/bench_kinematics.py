@@ -186,6 +186,18 @@ def w1(repeat: int):
         err = max(np.abs(traj[:, 4] - p[:, iP, :2]).max(), np.abs(traj[:, 3] - p[:, iB, :2]).max())
         assert err < 1e-8, err  # same mechanism, same points (pylinkage accumulates its crank angle)
         fns["pylinkage"] = lambda: lk.step_fast(iterations=n)
+    # the floor of a compiled Newton continuation with the same per-point work (w1_floor.py),
+    # checked against linkcli's sweep first (same configuration, same pins)
+    import w1_floor
+
+    phi0 = res.q[0, 1] + theta[0]  # absolute coupler and rocker angles of the first point
+    psi0 = phi0 + res.q[0, 2]
+    floor_args = (theta, (phi0, psi0), (A_, B_, C_, D), (1.75, 0.6))
+    _, _, _, fst, _, fpins = w1_floor.run(*floor_args)
+    ref = with_frames("many")
+    assert np.abs(fpins[:, 4:6] - ref[:, iP, :2]).max() < 1e-9 and np.abs(fpins[:, 2:4] - ref[:, iB, :2]).max() < 1e-9
+    assert (fst[2:] == 0).all()  # after the first two (no quadratic term yet), every point by the chord step
+    fns["floor"] = lambda: w1_floor.run(*floor_args)
     t = medians(fns, repeat)
     return t, load_s
 
@@ -419,6 +431,10 @@ def main() -> None:
         ("W1 pylinkage step_fast (numba; A, B, P) / closed-form joint angles", "pylinkage", "cf_angles"),
         ("W1 compiled path + frame positions / pylinkage step_fast", "compiled_frames", "pylinkage"),
     ] if "pylinkage" in t else []) + [
+        ("W1 floor: one hand-written compiled continuation loop + pins (w1_floor.py) / closed-form joint angles",
+         "floor", "cf_angles"),
+        ("W1 compiled path + frame positions / that floor", "compiled_frames", "floor"),
+    ] + [
         ("W2 PUMA pose + 6x6 Jacobian, 10k configs (one pass, jacobian_links)", "single", "baseline"),
         ("W2 PUMA pose + 6x6 Jacobian, 10k configs (link_poses + geometric_jacobian)", "api", "baseline"),
     ]

@@ -222,14 +222,15 @@ def test_a_compiling_forces_run_says_so_once(run_cli, monkeypatch):
 
 def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
     """A fresh install (empty numba cache and record), auto mode, as a user runs the commands:
-    forces runs its kernels interpreted and learns their cost; the equilibrium runs none and
-    leaves no trace (before these commands planned, the first forces compiled for ~14 s of CPU
-    and the equilibrium compiled the two signature-typed helpers at import)."""
+    forces runs its kernels interpreted and learns their cost; the equilibrium runs none (both
+    learn their short sweep's interpreted cost, kernel set "sweep") (before these commands
+    planned, the first forces compiled for ~14 s of CPU and the equilibrium compiled the two
+    signature-typed helpers at import)."""
     pytest.importorskip("numba")
     env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
            "LINKCLI_JIT_RECORD": str(tmp_path / "record.json"), "LINKCLI_JIT": "auto"}
     env.pop("LINKCLI_NO_JIT", None)
-    for extra in ([], ["--equilibrium"], ["-q"], ["--equilibrium", "-q"]):  # -q plans the same way
+    for i, extra in enumerate(([], ["--equilibrium"], ["-q"], ["--equilibrium", "-q"])):  # -q plans the same way
         out = subprocess.run([sys.executable, "-m", "linkcli", "forces", *extra, str(MOTOR), "-o",
                               str(tmp_path / "out.csv")], env=env, cwd=REPO, capture_output=True, text=True,
                              timeout=300)
@@ -237,8 +238,10 @@ def test_first_forces_and_equilibrium_runs_compile_nothing(tmp_path):
         assert "compiling" not in out.stderr
         assert not list((tmp_path / "numba").rglob("*.nbi")), extra  # nothing compiled
         record = json.loads((tmp_path / "record.json").read_text())
-        runs = 1 + ("-q" in extra)  # one forces run per pass; the equilibrium adds nothing
-        assert list(record) == ["forces"] and record["forces"]["runs"] == runs, extra
+        runs = 1 + ("-q" in extra)  # one forces run per pass; the equilibrium adds nothing to it
+        assert sorted(record) == ["forces", "sweep"] and record["forces"]["runs"] == runs, extra
+        # every pass's sweep (73 points) ran interpreted and adds its rent to the sweep kernel set
+        assert record["sweep"]["runs"] == i + 1, extra
 
 
 #: a fresh process runs one analysis through the Python API (argv: forces|equilibrium, the file) and

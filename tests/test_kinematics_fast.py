@@ -521,11 +521,13 @@ def test_interpreted_rent_leads_to_the_compiled_kernel(monkeypatch, tmp_path):
 
 @needs_numba
 def test_solve_sweep_takes_the_chosen_kernel(monkeypatch):
+    from linkcli.core import jit
+
     mech = load(REPO / "mechanisms" / "fourbar.yaml")
     Q = np.linspace(0, 2 * np.pi, 361)[:, None]
     monkeypatch.setenv("LINKCLI_JIT", "always")
     a = sweep.solve_sweep(mech, Q, mech.q_init)
-    monkeypatch.setattr(sweep, "_use_compiled", lambda *args, **kw: False)
+    monkeypatch.setattr(sweep, "_plan", lambda *args, **kw: jit.Plan(False, False, "interpreted (test)"))
     b = sweep.solve_sweep(mech, Q, mech.q_init)
     assert_same_sweep(b, a)
     np.testing.assert_array_equal(a.q, sweep._solve_sweep_compiled(mech, Q, mech.q_init, 1e-10, np.radians(10.0)).q)

@@ -241,11 +241,12 @@ def _planned_path(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: b
 
 
 def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, path: np.ndarray, order: np.ndarray,
-                  plan: Plan) -> _SweptMotion:
+                  plan: Plan, many: bool = False) -> _SweptMotion:
     """Read the added loads and solve the kinematic sweep along ``path`` (after
-    :func:`_planned_path`)."""
+    :func:`_planned_path`; the sweep kernel set plans itself: core.sweep, ``many``: a batch
+    worker's many sweeps)."""
     loads = extra_loads(mech, req.loads, "--load")
-    res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
+    res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method="many" if many else "auto")
     return _SweptMotion(path, order, plan, loads, res, res.status == Status.CONVERGED,
                         None if req.gravity else np.zeros(3))
 
@@ -266,7 +267,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: b
         for name in req.speeds:
             speed[actuated_index(mech, name, "--speed")] = given[actuated_index(mech, name, "--speed")]
         acc = input_rates(mech, req.accelerations, 2, "--acceleration")
-    motion = _swept_motion(mech, req, path, order, plan)
+    motion = _swept_motion(mech, req, path, order, plan, many)
     path, order, loads, res, ok, gravity = (motion.path, motion.order, motion.loads, motion.res, motion.ok,
                                             motion.gravity)
     n = len(path)

@@ -17,6 +17,13 @@ now. An analysis that runs no kernel but imports kernel modules (the equilibrium
 :func:`plan_without_kernels`. Code that imports kernels without a plan (library users of
 ``linkcli.core``, tests) gets compiled kernels, as before.
 
+The sweep kernel set (``sweep``: :mod:`.sweep_kernel`) is self-contained: it calls no
+:func:`maybe_njit` kernel of another module, and its decorator asks :func:`self_contained_numba`
+instead of :func:`jit_enabled`, so it is compiled or interpreted per sweep (:mod:`.sweep`'s plan,
+with the same :func:`decide` and record) independently of the process-wide mode, and importing
+it compiled fixes nothing for the other sets. ``LINKCLI_JIT=never`` and a missing numba apply to
+it too.
+
 numba is imported on the first decorated function only, so modules that do not use kernels
 (``import linkcli``, the CLI's ``--help``) never pay its import time.
 
@@ -104,6 +111,13 @@ def _set_compiling(compile_kernels: bool) -> None:
     if not compile_kernels:
         _numba = False
         return
+    _numba = _import_numba() or False
+
+
+def _import_numba() -> Any:
+    """numba, imported after pointing ``NUMBA_CACHE_DIR`` at the per-user directory when it is
+    unset and the package cannot hold its own cache (:func:`cache_dir_for`); None when it cannot
+    be imported."""
     if not os.environ.get("NUMBA_CACHE_DIR"):
         custom = cache_dir_for(os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics"))
         if custom is not None:
@@ -111,9 +125,8 @@ def _set_compiling(compile_kernels: bool) -> None:
     try:
         import numba
     except ImportError:
-        _numba = False
-    else:
-        _numba = numba
+        return None
+    return numba
 
 
 def mode_fixed() -> bool:
@@ -145,6 +158,28 @@ def compiled_kernels_possible() -> bool:
     if mode == "never":
         return False
     return jit_enabled() if mode_fixed() else numba_available()
+
+
+def self_contained_compiling_possible() -> bool:
+    """A self-contained kernel set (one that calls no :func:`maybe_njit` kernel of another
+    module: the sweep kernel, :mod:`.sweep_kernel`) may run compiled in this process whatever
+    mode the process fixed for the other sets: the environment does not ask for ``never``
+    (``LINKCLI_JIT``, ``LINKCLI_NO_JIT``; a bad value counts as ``auto``) and numba is
+    importable (checked without importing it)."""
+    try:
+        mode = requested_mode()
+    except ValueError:
+        mode = "auto"
+    return mode != "never" and numba_available()
+
+
+def self_contained_numba() -> Any:
+    """numba for a self-contained kernel set's own decorator (:func:`self_contained_compiling_possible`),
+    imported as :func:`jit_enabled` would (the same cache directory), without fixing the
+    process-wide mode of the other kernel sets; None when such a set cannot be compiled."""
+    if not self_contained_compiling_possible():
+        return None
+    return _numba or _import_numba()
 
 
 def require_compiled() -> bool:

@@ -24,11 +24,17 @@ The kernel is plain Python over scalars; with numba it is compiled (four-bar: ~0
 point, ~90-170 us interpreted, ~10-40 us for the numpy continuation this module used to hold;
 spatial RSSR: 9-12 us compiled, ~4 ms interpreted, 54-220 us numpy; benchmarks/README.md,
 issue 11). Both run the same code and give the same
-results to rounding (tests/test_kinematics_fast.py). :func:`_use_compiled` decides per sweep,
-by jit.py's rules (kernel set ``"sweep"``):
+results to rounding (tests/test_kinematics_fast.py). :func:`_plan` decides per sweep, by
+jit.py's rules for the kernel set ``"sweep"`` with this sweep's own projection (points x the
+model's size, :func:`_work_units`), in every analysis that sweeps (solve, forces, the
+equilibrium, studies). The sweep kernel is self-contained, so its choice is independent of the
+process-wide mode jit.py fixes for the other kernel sets: a process whose dynamics kernels run
+interpreted can run a long sweep compiled, and a compiled sweep does not fix the dynamics
+kernels to compiled.
 
 * interpreted when compiled kernels are impossible (numba missing, ``LINKCLI_JIT=never`` /
-  ``LINKCLI_NO_JIT``, or the process fixed interpreted kernels earlier);
+  ``LINKCLI_NO_JIT``): one algorithm, so no faster numpy fallback; a long sweep then costs
+  the interpreted kernel's time (RSSR 721 points: ~3 s of CPU against ~0.1 s compiled);
 * compiled when the compiled kernel is already loaded in this process, with
   ``LINKCLI_JIT=always``, for callers that make many sweeps (``method="many"``: a study's
   workers), or when numba's cache of the kernel exists and the sweep's projected interpreted
@@ -37,7 +43,8 @@ by jit.py's rules (kernel set ``"sweep"``):
   interpreted runs' excess CPU recorded on this machine (jit.py's record, and this process's)
   plus this sweep's projection stays below the measured compile cost, compiled after. A
   long-running process making many small sweeps therefore compiles after a bounded rent and
-  uses the compiled kernel from then on.
+  uses the compiled kernel from then on. A sweep that compiles on a cold cache records its CPU
+  as the set's compile cost and starts the rent afresh (:func:`linkcli.core.jit.record_run`).
 
 ``LINKCLI_SWEEP`` (the old numpy/compiled switch) is gone: ``LINKCLI_JIT`` decides.
 """
@@ -126,10 +133,13 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     _require_finite(Q_act=Q_act, q_start=q_start)
     if _kernel_model(mech) is None or len(Q_act) == 0:
         return _without_loops(mech, Q_act, q_start)
-    compiled = _use_compiled(mech, len(Q_act), many=method == "many")
-    if compiled:
-        return _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, _compiled_kernel())
+    plan = _plan(mech, len(Q_act), many=method == "many")
     cpu = time.process_time()
+    if plan.compile:
+        res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, _compiled_kernel())
+        if plan.cold:  # numba compiled the kernel in this call: learn what that cost on this machine
+            jit.record_run(KERNEL_SET, plan, _work_units(mech, len(Q_act)), time.process_time() - cpu)
+        return res
     res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, _interpreted_kernel())
     _record_interpreted(mech, len(Q_act), time.process_time() - cpu)
     return res
@@ -162,18 +172,19 @@ _INTERPRETED = "linkcli.core.sweep_kernel_interpreted"
 
 
 def _compiled_kernel():
-    """The kernel module as this process imports it (compiled unless the process fixed
-    interpreted kernels)."""
+    """The kernel module, compiled unless ``LINKCLI_JIT=never`` or numba is missing (whatever
+    mode the process fixed for its other kernel sets: sweep_kernel's decorator)."""
     return importlib.import_module(_KERNEL)
 
 
 def _interpreted_kernel():
     """The kernel module's code run as plain Python: a second copy of sweep_kernel.py loaded
     under another name, whose decorator leaves functions uncompiled (so a process can run it
-    interpreted without fixing its other kernels, and switch to the compiled one later); the
-    module itself when this process runs every kernel interpreted."""
-    if jit.mode_fixed() and not jit.jit_enabled():
-        return _compiled_kernel()
+    interpreted and switch to the compiled one later); the module itself when it was imported
+    uncompiled (``LINKCLI_JIT=never``, no numba)."""
+    main = sys.modules.get(_KERNEL)
+    if main is not None and not hasattr(main.sweep, "signatures"):  # (a numba dispatcher has them)
+        return main
     mod = sys.modules.get(_INTERPRETED)
     if mod is None:
         spec = importlib.util.find_spec(_KERNEL)
@@ -214,25 +225,37 @@ def _record_entry() -> dict:
 
 
 def _use_compiled(mech: CompiledMechanism, n: int, many: bool = False) -> bool:
-    """The decision rule of the module docstring (``many``: see solve_sweep's ``method``)."""
-    if n < 1 or not jit.compiled_kernels_possible():
-        return False
+    """The compiled kernel for a sweep of ``n`` points (:func:`_plan`)."""
+    return _plan(mech, n, many).compile
+
+
+def _plan(mech: CompiledMechanism, n: int, many: bool = False) -> jit.Plan:
+    """The decision rule of the module docstring as a :class:`linkcli.core.jit.Plan` (``many``:
+    see solve_sweep's ``method``): the sweep kernel set's own choice, projected from this sweep's
+    work units (:func:`_work_units`), whatever mode the process fixed for its other kernel sets
+    (the sweep kernel is self-contained: sweep_kernel's decorator). ``cold``: numba's cache of
+    the kernel is missing, so a compiled run compiles it."""
+    if n < 1 or not jit.self_contained_compiling_possible():
+        return jit.Plan(False, False, "interpreted (LINKCLI_JIT=never, or numba not installed)")
+    e = _record_entry()
+    projected = _work_units(mech, n) * e["seconds_per_unit"]
     if _compiled_loaded():
-        return True
+        return jit.Plan(True, False, "compiled (loaded in this process)", projected)
     try:
         mode = jit.requested_mode()
     except ValueError:
         mode = "auto"  # (an analysis reports the bad value; a library call does not fail)
-    if mode == "always" or many:
-        return True
-    e = _record_entry()
-    projected = _work_units(mech, n) * e["seconds_per_unit"]
-    if _kernel_cached():  # rent: what interpreted sweeps cost beyond compiled ones; buy: loading numba
-        return _rent_in_process + projected * (1.0 - 1.0 / jit.COMPILED_SPEEDUP) >= jit.COMPILED_LOAD_S
+    cached = _kernel_cached()
+    if cached and mode == "auto" and not many:
+        # rent: what interpreted sweeps of this process cost beyond compiled ones; buy: loading numba
+        if _rent_in_process + projected * (1.0 - 1.0 / jit.COMPILED_SPEEDUP) >= jit.COMPILED_LOAD_S:
+            return jit.Plan(True, False, "compiled kernel cached", projected)
+        return jit.Plan(False, False, f"interpreted: {projected:.3g} s projected, less than loading the cached "
+                        "kernel", projected)
     # (this process's own rent too: the record may be unwritable, e.g. a read-only home)
     rent = max(e["rent_paid_s"], _rent_in_process)
-    return jit.decide(mode, numba_ok=True, cached=False, projected_s=projected, rent_paid_s=rent,
-                      compile_s=e["compile_s"]).compile
+    return jit.decide(mode, numba_ok=True, cached=cached, projected_s=projected, rent_paid_s=rent,
+                      compile_s=e["compile_s"], many=many)
 
 
 #: CPU seconds interpreted sweeps of this process spent beyond the compiled kernel's time (the
@@ -244,7 +267,7 @@ def _record_interpreted(mech: CompiledMechanism, n: int, cpu_s: float) -> None:
     """Add an interpreted sweep's cost to the rents (this process's and jit.py's record) when
     compiling was possible; nothing to learn otherwise."""
     global _rent_in_process
-    if not jit.compiled_kernels_possible():
+    if not jit.self_contained_compiling_possible():
         return
     _rent_in_process += cpu_s * (1.0 - 1.0 / jit.COMPILED_SPEEDUP)
     plan = jit.Plan(False, True, "interpreted")
@@ -424,7 +447,7 @@ def _events(status, residual, worst_loop, condition, det_flipped) -> list[SweepE
 def _solve_sweep_compiled(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, tol: float,
                           max_step: float) -> SweepResult:
     """:func:`solve_sweep` in the compiled kernel whatever the rule says (tests, benchmarks;
-    the interpreted kernel when this process runs kernels interpreted)."""
+    the interpreted kernel with ``LINKCLI_JIT=never`` or without numba)."""
     Q_act = np.atleast_2d(np.asarray(Q_act, dtype=float))
     if _kernel_model(mech) is None:
         return _without_loops(mech, Q_act, np.asarray(q_start, dtype=float))

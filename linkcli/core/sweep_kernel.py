@@ -39,8 +39,9 @@ two loop frames, rotation rows ``Jr^-1(phi) R_B^T (w_B - w_A)``). tests/test_swe
 checks both against loop_closure.constraints (1e-12) and finite differences on every example.
 
 Compiled or interpreted: written once as plain Python over scalars and small preallocated
-arrays; :func:`_compiled` compiles each function with numba when this module is imported in a
-process that compiles kernels (jit.py), else leaves it as it is. sweep.py also loads a second,
+arrays; :func:`_compiled` compiles each function with numba when this module is imported
+(unless ``LINKCLI_JIT=never`` or numba is missing), independently of the process-wide mode of
+the other kernel sets (jit.py), else leaves it as it is. sweep.py also loads a second,
 never-compiled copy of this file (``sweep_kernel_interpreted``) so that a process can run the
 kernel interpreted (cold numba cache, a short sweep) and switch to the compiled one later.
 numba is imported when the compiled module is imported, so import it lazily (sweep.py does).
@@ -60,20 +61,35 @@ import math
 import numpy as np
 
 from . import continuation as rules
-from .jit import jit_enabled
+from .jit import self_contained_numba
 from .loop_closure import SINGULAR_CONDITION
 
 
-def _compiled(f):
-    """``numba.njit`` the scalar-loop function ``f`` when :func:`jit_enabled` (numba importable,
-    ``LINKCLI_NO_JIT`` unset), else return it unchanged (jit.py's ``maybe_njit`` policy), with
+def _compiled(f, inline="never"):
+    """``numba.njit`` the scalar-loop function ``f`` unless the environment asks for
+    interpreted kernels (``LINKCLI_JIT=never``, ``LINKCLI_NO_JIT``) or numba is not installed
+    (:func:`linkcli.core.jit.self_contained_numba`), else return it unchanged; with
     ``cache=True``, no reference counting (``_nrt=False``: kernels never allocate) and numpy's
-    float error model (no ZeroDivisionError checks: kernels test their divisors)."""
-    if __name__.endswith("_interpreted") or not jit_enabled():  # (sweep._interpreted_kernel's copy)
-        return f
-    import numba
+    float error model (no ZeroDivisionError checks: kernels test their divisors).
 
-    return numba.njit(cache=True, _nrt=False, error_model="numpy")(f)
+    The sweep kernel is self-contained (it calls no :func:`linkcli.core.jit.maybe_njit` kernel
+    of another module: continuation.py's rules are compiled here, by this decorator), so
+    importing it compiled does not fix the process-wide mode of the other kernel sets, and a
+    process whose other kernels run interpreted can still run this one compiled (sweep.py
+    decides per sweep)."""
+    if __name__.endswith("_interpreted"):  # (sweep._interpreted_kernel's copy)
+        return f
+    numba = self_contained_numba()
+    if numba is None:
+        return f
+    return numba.njit(cache=True, _nrt=False, error_model="numpy", inline=inline)(f)
+
+
+def _inlined(f):
+    """:func:`_compiled` with numba inlining ``f`` into its callers (the same operations in the
+    same order: bit-identical results; used for small functions on the fine-point path and
+    functions with one call site)."""
+    return _compiled(f, inline="always")
 
 
 # the continuation's acceptance tests and limits (written once in continuation.py)
@@ -618,7 +634,7 @@ def _passive_cols3(mi, sl):
     return _jo(mi, sl) + p0, mi[H_NQ], 1
 
 
-@_compiled
+@_inlined
 def _matvec3(wf, X, b, x):
     """x = X b (3 x 3 block X, vectors at offsets b, x; x may not alias b)."""
     b0, b1, b2 = wf[b], wf[b + 1], wf[b + 2]
@@ -1035,7 +1051,7 @@ def _continue(mi, mf, wf, wi, a0, a1, s0, sl, tol, max_iter, cached, a_prev, q_p
     return CONVERGED
 
 
-@_compiled
+@_inlined
 def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     """Try the cheap step from point i - 1 (slot sp; LU0 holds its J_p factors, from
     :func:`_diagnose`) to inputs a; result in slot sl. Returns False (nothing decided) when
@@ -1109,7 +1125,7 @@ def _fast_step(mi, mf, wf, wi, a_pp, a_p, a, q_pp, sp, sl, tol):
     return not _corrector_left_branch(dev, moved) and not _predicted_too_far(mi, mf, wf, q1, qp)
 
 
-@_compiled
+@_inlined
 def _cached_solve(mi, wf, wi, b, x):
     """x = J_p^-1 b with the factors left in LU0 by :func:`_diagnose` (x may not alias b)."""
     n_p = mi[H_NP]
@@ -1175,7 +1191,7 @@ def _hermite_guess(mi, wf, t):
 
 
 # --- per-point diagnostics -----------------------------------------------------------------------
-@_compiled
+@_inlined
 def _eig_sym3(a00, a01, a02, a11, a12, a22):
     """Eigenvalues (largest, middle) of a symmetric 3x3 matrix, trigonometric closed form
     (absolute accuracy a few ulp of the largest)."""
@@ -1194,7 +1210,7 @@ def _eig_sym3(a00, a01, a02, a11, a12, a22):
     return e1, 3.0 * q - e1 - e3
 
 
-@_compiled
+@_inlined
 def _diagnose(mi, wf, wi, sl, i, resid, worst, cond, det):
     """Point i from slot sl: loop residuals, worst loop, condition number (2-norm) and det sign
     of J_p; leaves the inverse (3 x 3) or LU factors of J_p in LU0 for the next predictor.

@@ -1,6 +1,7 @@
 """The Python API (README "Python API"): the README's example runs as printed, and the API
 returns what the command line writes (same table, SI conversion by the file's unit factors)."""
 
+import math
 import re
 from pathlib import Path
 
@@ -46,6 +47,11 @@ def test_api_failures_are_typed_and_counted():
     ng = linkcli.load(REPO / "mechanisms" / "fourbar.yaml")
     with pytest.raises(AnalysisInputError):
         ng.solve(sweep={"crank_pin": (0, 1, 1e-300)})  # refused up front, as on the command line
+    # what no sweep means is named as such (was: "has inf points" for nan/inf, ZeroDivisionError
+    # for a zero step)
+    for spec in [(0, 10, 0), (0, math.inf, 1), (math.nan, 10, 1), (0, 10, math.nan)]:
+        with pytest.raises(AnalysisInputError, match="from and to must be finite numbers and step a nonzero finite"):
+            ng.solve(sweep={"crank_pin": spec})
     with pytest.raises(MechanismFileError):
         bad = REPO / "tests" / "data" / "bad"
         linkcli.load(bad / next(p.name for p in bad.glob("*.yaml")))

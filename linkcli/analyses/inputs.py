@@ -29,6 +29,18 @@ class Sweep:
     step: float | None = None
     num: int | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse what no sweep means (every caller builds its sweeps here: options, files,
+        studies, the Python API): non-finite ends or step, a zero step, fewer than 1 point."""
+        step_ok = self.step is None or (math.isfinite(self.step) and self.step != 0)
+        if not (math.isfinite(self.from_) and math.isfinite(self.to) and step_ok) \
+                or (self.num is not None and self.num < 1) or (self.step is None and self.num is None):
+            shown = f"num={self.num}" if self.num is not None else f"step={self.step}"
+            raise AnalysisInputError(f"sweep {self.name}: from={self.from_}, to={self.to}, {shown}: "
+                                     "from and to must be finite numbers and step a nonzero finite number "
+                                     "(or num >= 1 points), "
+                                     f"e.g. {{'{self.name}': (0, 360, 1)}}")
+
     def count(self) -> float:
         """Number of points (a float: huge requests are counted before anything is allocated)."""
         return sweep_points(self.from_, self.to, self.step, self.num)

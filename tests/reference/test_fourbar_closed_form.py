@@ -191,6 +191,20 @@ def sin_transmission(d, a, b, c, theta):
     return np.sqrt(np.maximum(b * b - x * x, 0.0)) * L / (b * c)
 
 
+def _assert_one_mode_and_true_crossings(d, a, b, c, theta, B, events):
+    """Pin B (n, 2) stays in the closed-form assembly mode of its first point to 1e-7 m (the
+    other mode is > 1e-3 m away there), and every event is a singular crossing with a toggle
+    position (sin of the transmission angle < 1e-3 on a fine grid) between its two points."""
+    err = {s: np.abs(B - fourbar_closed_form(d, a, b, c, theta, s)).max(axis=1) for s in (+1, -1)}
+    sign = min(err, key=lambda s: err[s][0])
+    assert err[sign][0] < 1e-7 and err[-sign][0] > 1e-3  # the first point is in one mode
+    np.testing.assert_array_less(err[sign], 1e-7)
+    for e in events:
+        assert e.kind == "singular_crossing", e
+        between = np.linspace(theta[e.index], theta[e.index + 1], 1001)
+        assert sin_transmission(d, a, b, c, between).min() < 1e-3, e
+
+
 @pytest.mark.parametrize("path", ["interpreted", "kernel"])
 @pytest.mark.parametrize("start", [1.0, -1.0])
 @pytest.mark.parametrize("d, a, b, c, step, first, max_step", NEAR_CHANGE_POINT)
@@ -212,14 +226,7 @@ def test_near_change_point_sweeps_keep_their_branch(d, a, b, c, step, first, max
     assert (res.status == Status.CONVERGED).all()
     assert res.condition.max() < 1e3
     B = pin_B(mech, res.q)
-    err = {s: np.abs(B - fourbar_closed_form(d, a, b, c, theta, s)).max(axis=1) for s in (+1, -1)}
-    sign = min(err, key=lambda s: err[s][0])
-    assert err[sign][0] < 1e-7 and err[-sign][0] > 1e-3  # the first point is in one mode
-    np.testing.assert_array_less(err[sign], 1e-7)
-    for e in res.events:
-        assert e.kind == "singular_crossing", e
-        between = np.linspace(theta[e.index], theta[e.index + 1], 1001)
-        assert sin_transmission(d, a, b, c, between).min() < 1e-3, e
+    _assert_one_mode_and_true_crossings(d, a, b, c, theta, B, res.events)
 
 
 @pytest.mark.parametrize("d, a, b, c, first, step, start", [
@@ -328,14 +335,7 @@ def test_near_change_point_spatial_files_keep_their_branch(d, a, b, c, step, fir
     poses = frame_poses(mech, link_poses(mech, res.q))[:, mech.frame_index("coupler.B"), :3, 3]
     np.testing.assert_allclose(poses[:, 2], 0.0, atol=1e-9)  # stays in its plane
     B = poses[:, :2]
-    err = {s: np.abs(B - fourbar_closed_form(d, a, b, c, theta, s)).max(axis=1) for s in (+1, -1)}
-    sign = min(err, key=lambda s: err[s][0])
-    assert err[sign][0] < 1e-7 and err[-sign][0] > 1e-3  # the first point is in one mode
-    np.testing.assert_array_less(err[sign], 1e-7)
-    for e in res.events:
-        assert e.kind == "singular_crossing", e
-        between = np.linspace(theta[e.index], theta[e.index + 1], 1001)
-        assert sin_transmission(d, a, b, c, between).min() < 1e-3, e
+    _assert_one_mode_and_true_crossings(d, a, b, c, theta, B, res.events)
 
 
 def test_parallelogram_spatial_file_reports_its_change_point():

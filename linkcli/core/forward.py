@@ -82,6 +82,15 @@ def _is_identity(T: np.ndarray) -> bool:
     return bool(np.array_equal(T, np.eye(4)))
 
 
+def tree_steps(mech: CompiledMechanism):
+    """The spanning tree in order, parents before children: ``(v, u, j, forward)`` for every
+    link ``v`` but the base, hung from its tree parent ``u`` by joint ``j``; ``forward`` when
+    ``u`` is the joint's parent (``T_v = T_u Tp E(q) Tc^-1``), else inverted
+    (``T_v = T_u Tc E(-q) Tp^-1``)."""
+    for v in (int(x) for x in mech.link_order[1:]):
+        yield v, int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v]), bool(mech.link_tree_forward[v])
+
+
 class _Plan:
     """Constant data of the tree pass of one mechanism (see module docstring)."""
 
@@ -110,9 +119,7 @@ class _Plan:
         steps, g_var, g_pat = [], [], []
         path = np.zeros((n_l, n_q))
         in_tree = np.zeros(n_j, dtype=bool)
-        for v in (int(x) for x in mech.link_order[1:]):
-            u, j = int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v])
-            fwd = bool(mech.link_tree_forward[v])
+        for v, u, j, fwd in tree_steps(mech):
             s, n = start[j], count[j]
             in_tree[j] = True
             g = -1
@@ -474,9 +481,7 @@ def _build_planar_steps(mech: CompiledMechanism):
         if fP is not None and fC is not None and axes is not None:
             fPi, fCi = planar_inverse(fP), planar_inverse(fC)
             steps = []
-            for v in (int(x) for x in mech.link_order[1:]):
-                u, j = int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v])
-                fwd = bool(mech.link_tree_forward[v])
+            for v, u, j, fwd in tree_steps(mech):
                 before, after = (fP[j], fCi[j]) if fwd else (fC[j], fPi[j])
                 steps.append(PlanarStep(v, u, int(mech.joint_q_start[j]), int(mech.joint_q_count[j]), fwd,
                                         tuple(float(t) for t in before), tuple(float(t) for t in after), j))

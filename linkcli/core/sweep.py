@@ -306,7 +306,7 @@ def _kernel_model(mech: CompiledMechanism):
 
 def _build_kernel_model(mech: CompiledMechanism):
     from . import transforms as tf
-    from .forward import planar_frames, planar_steps
+    from .forward import planar_frames, planar_steps, tree_steps
 
     if not mech.n_loops:
         return None
@@ -338,9 +338,7 @@ def _build_kernel_model(mech: CompiledMechanism):
 
         Tp, Tc = np.asarray(mech.T_parent_joint), np.asarray(mech.T_child_joint)
         stepi, stepf = [], []
-        for v in (int(x) for x in mech.link_order[1:]):
-            u, j = int(mech.link_tree_parent[v]), int(mech.link_tree_joint[v])
-            fwd = bool(mech.link_tree_forward[v])
+        for v, u, j, fwd in tree_steps(mech):
             stepi.append((v, u, int(mech.joint_q_start[j]), int(mech.joint_q_count[j]), int(fwd)))
             before, after = (Tp[j], tf.inverse_transform(Tc[j])) if fwd else (Tc[j], tf.inverse_transform(Tp[j]))
             stepf.append(flat(before) + flat(after))

@@ -285,7 +285,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: b
         jit.record_run("forces", motion.plan, forces_work_units(mech, fr.kernel_points), fr.kernel_cpu_s)
     # kinematic failures named as solve names them; toggles and unbalanced idle freedoms of
     # assembled points are `singular`
-    status_text = row_status(mech, path, res.status).astype(object)
+    status_text = row_status(mech, path, res.status, res.other_branch).astype(object)
     status_text[(status_text == OK_TEXT) & (fr.status != ks.OK)] = SINGULAR_TEXT
     status_text = status_text.astype(str)
     events = sweep_events(mech, res, path, status_text) + warnings(fr.warnings)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.assembly import assemble
 from ..core.inverse import IKStatus, solve_ik
 from ..core.mechanism import CompiledMechanism
+from ..core.sweep import configuration_at
 from ..errors import AnalysisInputError
 from ..results import ResultTable
 from .inputs import actuated_values
@@ -49,7 +49,7 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
     if not req.targets:
         raise AnalysisInputError("give at least one --target")
     a0 = actuated_values(mech, req.guess, "--guess", default=mech.q_init[mech.q_actuated])
-    start = assemble(mech, a0, mech.q_init)
+    start = configuration_at(mech, a0)  # the start in the assembly mode of the file's estimate
     q = start.q if start.status == 0 else mech.q_init.copy()
     rows = []
     for values in req.targets:

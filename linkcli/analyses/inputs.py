@@ -199,3 +199,22 @@ def _serpentine(natural: np.ndarray) -> np.ndarray:
         s = _serpentine(sub)
         out.append(s if i % 2 == 0 else s[::-1])
     return np.concatenate(out)
+
+
+def unreached_message(mech: CompiledMechanism, point, a: np.ndarray) -> str:
+    """Why :func:`linkcli.core.sweep.configuration_at` (``point``, a BranchPoint) did not reach
+    the inputs a (n_act,) SI on the branch of the file's assembly estimate, inputs in file units."""
+    if not np.all(np.isfinite(point.reached)):
+        loop = mech.joint_names[mech.loop_joint[int(point.worst_loop)]] if mech.n_loops else "?"
+        at = format_inputs(mech, point.start)
+        return (f"the file's assembly estimate does not assemble at its own inputs ({at}): "
+                f"loop closed by joint {loop} keeps a residual of {float(np.max(point.residual, initial=0)):.3g} "
+                "(m or rad); correct the `assembly` estimate")
+    msg = (f"cannot reach {format_inputs(mech, a)} in the assembly mode of the file's estimate: followed from "
+           f"{format_inputs(mech, point.start)}, its branch stops near {format_inputs(mech, point.reached)} (a limit "
+           "of motion, or a point the continuation could not pass)")
+    if point.tried:
+        other = " or ".join(format_inputs(mech, t) for t in point.tried)
+        msg += f"; nor does it reach {other} the other way round"
+    return msg + ("; give inputs this assembly mode reaches, or an `assembly` estimate in the mode you want "
+                  "(another mode is never used silently)")

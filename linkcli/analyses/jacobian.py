@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.assembly import assemble
 from ..core.jacobian import characteristic_length, effector_jacobian, homogenized_jacobian, jacobian_metrics
 from ..core.loop_closure import STATUS_TEXT, Status, constraints
 from ..core.mechanism import CompiledMechanism
 from ..core.mobility import mobility_report
+from ..core.sweep import configuration_at
 from ..errors import AnalysisInputError
 from ..results import ResultTable
-from .inputs import actuated_scale, actuated_values
+from .inputs import actuated_scale, actuated_values, unreached_message
 from .outcome import AnalysisOutcome, Event
 
 
@@ -34,7 +34,7 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     if frame not in ("base", "effector"):
         raise AnalysisInputError(f"--frame must be base or effector, not {frame!r}")
     a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])
-    res = assemble(mech, a, mech.q_init)
+    res = configuration_at(mech, a)  # in the assembly mode of the file's estimate
     comps = ["vx", "vy", "wz"] if mech.planar else ["vx", "vy", "vz", "wx", "wy", "wz"]
     n_lin = 2 if mech.planar else 3
     table = ResultTable.for_mechanism(mech, loaded, n=len(comps), analysis="jacobian", frame=frame)
@@ -75,7 +75,6 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
                          f"length L = {L:.6g} m (the largest link: largest distance between two frames of one "
                          "link), prismatic input columns multiplied by L; they do not depend on the file's units"),
     })
-    events = [] if ok else [Event("no_assembly", "cannot assemble at the given values "
-                                  f"(status {table.metadata['status']})", 0)]
+    events = [] if ok else [Event("no_assembly", unreached_message(mech, res, a), 0)]
     table.metadata["events"] = [e.message for e in events]
     return AnalysisOutcome.of(table, 1, 0 if ok else 1, events, what="configurations")

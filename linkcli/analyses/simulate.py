@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.assembly import assemble
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
+from ..core.sweep import configuration_at
 from ..core.velocity import closest_consistent_rates, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable, TableSpool, Units
-from .inputs import actuated_values
+from .inputs import actuated_values, unreached_message
 from .outcome import AnalysisOutcome, Event, warnings
 
 ASSEMBLY_TOL = 1e-10  # loop closure of the start (relative to the mechanism size, see assemble)
@@ -114,11 +114,11 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:], strict=True) if not has]
     if massless:
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
-    start = assemble(mech, a0, mech.q_init, tol=ASSEMBLY_TOL)
+    # the start in the assembly mode of the file's estimate, followed there by continuation
+    # (plain Newton from the estimate at distant inputs may land in the other mode or wound)
+    start = configuration_at(mech, a0, tol=ASSEMBLY_TOL)
     if start.status != Status.CONVERGED:
-        loop = mech.joint_names[mech.loop_joint[start.worst_loop]] if mech.n_loops else "?"
-        msg = (f"cannot assemble at the initial values: loop closed by joint {loop} keeps a residual of "
-               f"{float(start.residual.max(initial=0)):.3g} (m or rad)")
+        msg = f"cannot start at the initial values: {unreached_message(mech, start, a0)}"
         return _not_started("no_assembly", msg, messages)
     try:
         qd0, note = initial_rates(mech, start.q, ad0, req.rates)

@@ -26,6 +26,7 @@ from ..core.forward import (
 from ..core.limits import (
     NO_CONFIGURATION,
     OK,
+    OTHER_BRANCH,
     OUTSIDE_LIMITS,
     ROW_STATUS,
     Limit,
@@ -147,7 +148,8 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     status_code = np.empty(n, dtype=np.uint8)
     for s, e in bounds:
         b = slice(s, e)
-        status_text = _status_block(mech, req, path[b], res.q[b], res.status[b], ok[b], outside_rows)
+        other = None if res.other_branch is None else res.other_branch[b]
+        status_text = _status_block(mech, req, path[b], res.q[b], res.status[b], ok[b], outside_rows, other)
         codes, seen = status_code[b], 0
         for i, label in enumerate(_STATUS_LABELS.tolist()):  # one comparison per status (no sort)
             rows = status_text == label
@@ -163,7 +165,9 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
             angle[b] = unwrap(_planar_angle(T_eff))
     n_failed = n - counts.get(OK, 0)
     at_events = np.array(sorted({e.index for e in res.events}), dtype=np.int64)
-    event_status = dict(zip(at_events.tolist(), row_status(mech, path[at_events], res.status[at_events]), strict=True))
+    other_at = None if res.other_branch is None else res.other_branch[at_events]
+    event_status = dict(zip(at_events.tolist(), row_status(mech, path[at_events], res.status[at_events], other_at),
+                            strict=True))
     outside_events = [Event("outside_limits", m) for m in outside_rows.messages()]
     events = (outside_events + sweep_events(mech, res, path, event_status, limits)
               + [Event("limit", m) for m in limit_messages(mech, limits)])
@@ -202,10 +206,11 @@ def _block_bounds(n: int, block_rows: int) -> list[tuple[int, int]]:
     return [(s, e) for s, e in zip(starts, starts[1:] + [n], strict=True)]
 
 
-def _status_block(mech, req, path, q, status, ok, outside_rows=None) -> np.ndarray:
-    """Row statuses of a block (solver status, ``outside_limits`` for solved rows with a joint
-    beyond its limits); ``outside_rows`` (an :class:`_OutsideRows`) is told about the block."""
-    status_text = row_status(mech, path, status)
+def _status_block(mech, req, path, q, status, ok, outside_rows=None, other_branch=None) -> np.ndarray:
+    """Row statuses of a block (solver status, ``other_branch`` for rows not in the estimate's
+    assembly mode, ``outside_limits`` for solved rows with a joint beyond its limits);
+    ``outside_rows`` (an :class:`_OutsideRows`) is told about the block."""
+    status_text = row_status(mech, path, status, other_branch)
     outside = limit_violations(mech, path, q, ok, req.tol)
     status_text[(status_text == OK) & outside.any(axis=1)] = OUTSIDE_LIMITS  # values kept: the user sees where
     if outside_rows is not None:
@@ -382,7 +387,8 @@ def sweep_events(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
         out.append(Event(e.kind, message, int(e.index), {"detail": float(e.detail), "loop": int(e.loop)}))
 
     if status_text is None:
-        status_text = row_status(mech, path, res.status)
+        status_text = row_status(mech, path, res.status, res.other_branch)
+    restarts = [e.index for e in res.events if e.kind == "reassembled"] + [len(path)]
     for e in res.events:
         at = format_inputs(mech, path[e.index])
         if e.kind == "no_assembly" and status_text[e.index] == NO_CONFIGURATION:
@@ -407,11 +413,35 @@ def sweep_events(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
             add(e, f"singular configuration (dead centre or branch point) at {at}: condition number "
                        f"{e.detail:.3g}; the branch after it may differ from the one before")
         elif e.kind == "reassembled":
-            add(e, f"the branch could not be followed to {at}; reassembled there from the last good "
-                       "configuration, possibly in another assembly mode: check the branch")
+            add(e, _reassembled_message(mech, res, path, e.index, restarts))
         elif e.kind == "branch_jump":
             add(e, f"branch could not be followed at {at}: the solver landed on another assembly branch")
     return out
+
+
+def _reassembled_message(mech: CompiledMechanism, res: SweepResult, path: np.ndarray, i: int,
+                         restarts: list[int]) -> str:
+    """The message of a ``reassembled`` event at point i (solve order): where the branch was
+    lost, and whether the run of rows it starts (to the next restart) is in the assembly mode of
+    the file's estimate (rows ``ok``) or not (rows ``other_branch``)."""
+    at = format_inputs(mech, path[i])
+    ok = res.status == Status.CONVERGED
+    before = np.flatnonzero(ok[:i])
+    if len(before):
+        lost = (f"the branch was lost after {format_inputs(mech, path[before[-1]])} and the configuration at {at} "
+                "was found again by assembly (not by continuation)")
+    else:
+        lost = (f"the branch of the file's assembly estimate does not reach {at} here; the configuration there was "
+                "found by assembly (not by continuation)")
+    end = next(r for r in restarts if r > i)
+    other = res.other_branch
+    if other is not None and other[i]:
+        last = format_inputs(mech, path[i + int(np.flatnonzero(other[i:end])[-1])])
+        return (f"{lost}: it is not in the assembly mode of the file's estimate (following that mode to this input "
+                f"gives another configuration, or does not reach it); the rows from {at} to {last} have status "
+                f"{OTHER_BRANCH}")
+    return (f"{lost}: it is the configuration the file's estimate's assembly mode has there (checked by "
+            "continuation from the estimate); the rows keep status ok")
 
 
 def _inputs_dict(mech: CompiledMechanism, a: np.ndarray) -> dict[str, float]:

@@ -44,8 +44,8 @@ from .loop_closure import (
 )
 from .mechanism import FIXED, REVOLUTE, CompiledMechanism
 
-OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR, OUTSIDE_LIMITS = (
-    "ok", "no_configuration", "not_converged", "branch_jump", "singular", "outside_limits")
+OK, NO_CONFIGURATION, NOT_CONVERGED, BRANCH_JUMP, SINGULAR, OUTSIDE_LIMITS, OTHER_BRANCH = (
+    "ok", "no_configuration", "not_converged", "branch_jump", "singular", "outside_limits", "other_branch")
 #: every value of a sweep's ``status`` column, with its meaning (README "Statuses" repeats it)
 ROW_STATUS = {
     OK: "solved: the configuration closes every loop to the tolerance",
@@ -57,6 +57,10 @@ ROW_STATUS = {
     SINGULAR: "converged at a singular configuration",
     OUTSIDE_LIMITS: "solved, but a joint variable is outside its `limits` (an input given beyond them, or a "
                     "passive joint the solution puts there); the row keeps its values and counts as failed",
+    OTHER_BRANCH: "solved, but not in the assembly mode of the file's estimate: after the branch was lost (failed "
+                  "points, or a restart) the configuration was found again by assembly, and following the "
+                  "estimate's branch to this input gives another configuration (or does not reach it); the row "
+                  "keeps its values and counts as failed",
 }
 
 #: rounding allowance of the reach certificate, relative to the mechanism size: the sides are
@@ -161,12 +165,14 @@ def proven_unreachable(mech: CompiledMechanism, Q_act: np.ndarray) -> tuple[np.n
     return proven, np.where(proven, loop, -1), np.where(proven, worst, np.nan)
 
 
-def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray) -> np.ndarray:
+def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray,
+               other_branch: np.ndarray | None = None) -> np.ndarray:
     """Status text (n,) of each sweep point from the solver's :class:`Status` codes: failed
     points become ``no_configuration`` when a loop provably cannot close there, else
     ``not_converged``; ``branch_jump`` rows hold a configuration that closes the loops at their
     own input (the sweep reports the point's own corrector result, never a bisection midpoint's:
-    tests/reference/test_sweep_limits.py)."""
+    tests/reference/test_sweep_limits.py); converged rows flagged in ``other_branch`` (n,) bool
+    (:class:`linkcli.core.sweep.SweepResult`'s) become ``other_branch``."""
     status = np.asarray(status)
     # wide enough for every status: a caller may mark rows OUTSIDE_LIMITS without truncation
     # (a string array from the start: filling an object array and converting it took 4x longer)
@@ -174,6 +180,8 @@ def row_status(mech: CompiledMechanism, Q_act: np.ndarray, status: np.ndarray) -
     out[status == Status.CONVERGED] = OK
     out[status == Status.BRANCH_JUMP] = BRANCH_JUMP
     out[status == Status.SINGULAR] = SINGULAR
+    if other_branch is not None:
+        out[(status == Status.CONVERGED) & np.asarray(other_branch, dtype=bool)] = OTHER_BRANCH
     failed = (status != Status.CONVERGED) & (status != Status.BRANCH_JUMP)
     if failed.any():
         proven, _, _ = proven_unreachable(mech, Q_act[failed])

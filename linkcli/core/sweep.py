@@ -55,13 +55,13 @@ import importlib
 import importlib.util
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from . import continuation as rules
 from . import jit
-from .assembly import assemble
+from .assembly import assemble, nearest_turn
 from .loop_closure import SINGULAR_CONDITION, Status, _loop_plan, mechanism_size
 from .mechanism import CompiledMechanism
 
@@ -95,7 +95,17 @@ class SweepResult:
     (n, n_loops) per-loop max |r|; condition (n,) condition number of the passive partition
     (inf when singular); worst_loop (n,) index of the loop with the largest residual; events in
     index order. (No per-point iteration count: points are reached by continuation, restarts and
-    interpolation, so no one Newton count describes a point.)"""
+    interpolation, so no one Newton count describes a point.)
+
+    ``reassembled`` (n,) bool: the point was configured by (re)assembly, not by continuation
+    from a known point (the first point when the estimate's branch does not reach it, the first
+    converged point after failed ones, a restart after the continuation failed): it starts a
+    run of points that continuation follows, and its passive angles are the representatives
+    (q + 2 pi k) nearest the last good point before it (else the estimate), the whole run
+    shifted alike (:func:`_keep_turns`). ``other_branch`` (n,) bool: converged points of runs
+    so started that are not on the branch of the assembly estimate (the configuration differs
+    from :func:`configuration_at`'s at that input, or that branch does not reach it). Both None
+    for a sweep without loops."""
 
     q: np.ndarray
     status: np.ndarray
@@ -103,6 +113,8 @@ class SweepResult:
     condition: np.ndarray
     worst_loop: np.ndarray
     events: tuple = field(default_factory=tuple)
+    reassembled: np.ndarray | None = None
+    other_branch: np.ndarray | None = None
 
 
 def _input_step_limit(mech: CompiledMechanism, max_angle: float) -> np.ndarray:
@@ -141,12 +153,16 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     plan = _plan(mech, len(Q_act), many=method == "many")
     cpu = time.process_time()
     if plan.compile:
-        res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, _compiled_kernel())
+        pk = _compiled_kernel()
+        res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, pk)
         if plan.cold:  # numba compiled the kernel in this call: learn what that cost on this machine
             jit.record_run(KERNEL_SET, plan, _work_units(mech, len(Q_act)), time.process_time() - cpu)
-        return res
-    res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, _interpreted_kernel())
-    _record_interpreted(mech, len(Q_act), time.process_time() - cpu)
+    else:
+        pk = _interpreted_kernel()
+        res = _solve_sweep_kernel(mech, Q_act, q_start, tol, max_step, pk)
+        _record_interpreted(mech, len(Q_act), time.process_time() - cpu)
+    if res.reassembled is not None and res.reassembled.any():
+        res = _check_branch(mech, res, Q_act, q_start, tol, max_step, pk)
     return res
 
 
@@ -364,27 +380,38 @@ def _packed(mech: CompiledMechanism, pk):
     return mech.derived("sweep.kernel_pack", lambda m: pk.pack(_kernel_model(m), _MAX_DEPTH))
 
 
-def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray, tol: float, pk, packed,
-                    work) -> np.ndarray:
-    """The estimate the kernel starts from: the assembly at the estimate's own actuated values
-    (the assembly mode the user chose: Newton from the estimate in the kernel, then seeded
-    restarts (``assembly.assemble``) when that stalls), which the kernel then follows to the
-    first input; else the assembly at the first input ``a0``; else the estimate itself (the
-    kernel reports the failure). When the kernel cannot follow the estimate's branch to the
-    first input, :func:`_solve_sweep_kernel` starts again from the assembly at the first input
-    (as the numpy continuation's first point did)."""
+def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray, tol: float, max_step: float,
+                    pk, packed, work) -> tuple[np.ndarray, bool]:
+    """The estimate the kernel starts from, and whether it is reached by continuation from the
+    assembly estimate. First the assembly at the estimate's own actuated values (the assembly
+    mode the user chose: Newton from the estimate in the kernel, then seeded restarts
+    (``assembly.assemble``) when that stalls); when the first input ``a0`` differs, that branch
+    followed to ``a0`` (:func:`_follow_branch`: straight, or the other way round for a revolute
+    input), so the kernel starts at ``a0`` itself. When the branch does not reach ``a0`` (or the
+    estimate does not assemble), the assembly at ``a0`` (Newton from the estimate's assembly,
+    seeded restarts; angles nearest the estimate): a reassembly, flagged (``False``) so that
+    :func:`_solve_sweep_kernel` reports it and :func:`_check_branch` checks its branch; else the
+    estimate itself (the kernel reports the failure)."""
     mi, mf = packed[0], packed[1]
     wf, wi = work
     a = np.ascontiguousarray(q_start[mech.q_actuated], dtype=np.float64)
     q = np.empty(mech.n_q)
     if pk.solve_point(mi, mf, wf, wi, a, np.ascontiguousarray(q_start, dtype=np.float64), float(tol), rules.MAX_ITER,
-                      q) == Status.CONVERGED:
-        return q
-    start = assemble(mech, a, q_start, tol=tol)
-    if start.status == Status.CONVERGED:
-        return np.asarray(start.q, dtype=np.float64)
-    res = assemble(mech, a0, q_start, tol=tol)
-    return np.asarray(res.q if res.status == Status.CONVERGED else q_start, dtype=np.float64)
+                      q) != Status.CONVERGED:
+        start = assemble(mech, a, q_start, tol=tol)
+        if start.status != Status.CONVERGED:
+            res = assemble(mech, a0, q_start, tol=tol)
+            return np.asarray(res.q if res.status == Status.CONVERGED else q_start, dtype=np.float64), False
+        q = np.asarray(start.q, dtype=np.float64)
+    if np.array_equal(a, a0):
+        return q, True
+    point = _follow_branch(mech, a0, q, tol, max_step, pk)
+    if point.status == Status.CONVERGED:
+        return np.ascontiguousarray(point.q, dtype=np.float64), True
+    res = assemble(mech, a0, q, tol=tol)
+    if res.status == Status.CONVERGED:
+        return np.ascontiguousarray(nearest_turn(mech, res.q, q_start), dtype=np.float64), False
+    return q, False
 
 
 def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray, tol: float,
@@ -404,7 +431,7 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
     reassembled = np.zeros(n, dtype=np.bool_)
     mi, mf, n_wf, n_wi = _packed(mech, pk)
     wf, wi = pk.workspace(n_wf, n_wi)
-    start = _first_estimate(mech, Q[coarse[0]], q_start, tol, pk, (mi, mf), (wf, wi))
+    start, continued = _first_estimate(mech, Q[coarse[0]], q_start, tol, max_step, pk, (mi, mf), (wf, wi))
     pk.sweep(mi, mf, wf, wi, Q, start, coarse, float(tol), rules.MAX_ITER, q, status, resid, worst, cond, det,
              reassembled)
     if status[0] != Status.CONVERGED and not np.array_equal(start[mech.q_actuated], Q[0]):
@@ -413,8 +440,11 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
         first = assemble(mech, Q[0], q_start, tol=tol)
         if first.status == Status.CONVERGED:
             reassembled[:] = False
+            continued = False
             pk.sweep(mi, mf, wf, wi, Q, np.asarray(first.q, dtype=np.float64), coarse, float(tol), rules.MAX_ITER, q,
                      status, resid, worst, cond, det, reassembled)
+    restarts = _restarts(status, reassembled, coarse, continued)
+    _keep_turns(mech, q, status, restarts, q_start)
     if not _det_checked(mech):
         flipped = None
     elif _square(mech):
@@ -422,10 +452,221 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
     else:  # tall J_p: each step's det sign seen from its start
         flipped = np.zeros(max(n - 1, 0), dtype=np.bool_)
         pk.det_flips(mi, mf, wf, wi, q, flipped)
-    events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(reassembled)]
+    events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(restarts)]
     events += _events(status, resid, worst, cond, flipped)
     events.sort(key=lambda e: e.index)
-    return SweepResult(q, status.astype(int), resid, cond, worst.astype(int), tuple(events))
+    return SweepResult(q, status.astype(int), resid, cond, worst.astype(int), tuple(events), restarts)
+
+
+# --- configurations reached by (re)assembly: whole turns and the estimate's branch ---------------
+def _restarts(status: np.ndarray, reassembled: np.ndarray, coarse: np.ndarray, continued: bool) -> np.ndarray:
+    """(n,) bool: converged points configured by (re)assembly rather than by continuation from a
+    converged neighbour (the starts of the runs :func:`_keep_turns` keeps whole): the first
+    point unless the kernel started from the estimate's branch followed to it (``continued``);
+    the first converged point after a failed one (the kernel solves it by Newton from a
+    neighbour or from the last good point, a configuration not followed from its neighbour);
+    a coarse point the kernel restarted from the last good configuration (its ``reassembled``
+    flag) when the coarse point before it converged (when that one failed, the points between
+    were solved from this one, and the run starts at the first of them)."""
+    ok = status == Status.CONVERGED
+    out = ok.copy()
+    out[1:] &= ~ok[:-1]
+    out[0] &= not continued
+    flagged = np.flatnonzero(reassembled[coarse[1:]])
+    if len(flagged):
+        c, before = coarse[1:][flagged], coarse[:-1][flagged]
+        out[c[ok[before]]] = True
+    return out
+
+
+def _keep_turns(mech: CompiledMechanism, q: np.ndarray, status: np.ndarray, restarts: np.ndarray,
+                q_estimate: np.ndarray) -> None:
+    """Shift, in place, each run of points started by (re)assembly (``restarts``) by the whole
+    turns that bring its first point's passive angles nearest the last converged point before
+    it, else the estimate ``q_estimate`` (n_q,). The rule: continuation keeps angles continuous
+    (a winding reached by continuous motion, e.g. a double crank's joints over several turns,
+    is physical and kept), but a configuration obtained by (re)assembly takes for each passive
+    rotation variable the representative q + 2 pi k nearest its reference. A shift by whole
+    turns leaves the configuration itself unchanged (poses, residual, condition, det J_p) but
+    not spring torques and limit checks, which read the angle; the whole run is shifted alike,
+    so it stays continuous. Actuated values are never shifted (they are the inputs)."""
+    starts = np.flatnonzero(restarts)
+    if not len(starts):
+        return
+    rot = np.array(mech.q_is_rotation, dtype=bool)
+    rot[mech.q_actuated] = False
+    if not rot.any():
+        return
+    ok = status == Status.CONVERGED
+    cols = np.flatnonzero(rot)
+    ends = np.append(starts[1:], len(q))
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        good = np.flatnonzero(ok[:s])
+        ref = q[good[-1], cols] if len(good) else np.asarray(q_estimate, float)[cols]
+        turns = np.round((q[s, cols] - ref) / (2 * np.pi))
+        if turns.any():
+            q[s:e, cols] -= 2 * np.pi * turns
+
+
+#: at most this many runs started by reassembly are checked against the estimate's branch per
+#: sweep (each check is a continuation from the estimate's inputs); later ones are marked
+#: other_branch (not verified)
+MAX_BRANCH_CHECKS = 32
+
+
+def same_configuration(mech: CompiledMechanism, q1: np.ndarray, q2: np.ndarray, rtol: float = 1e-6) -> bool:
+    """The two configurations (n_q,) SI are one: angles equal modulo 2 pi and lengths equal,
+    within ``rtol`` (rad; lengths relative to the mechanism size). (Two solutions converged to
+    the sweep's tolerance, 1e-10, differ by about the condition number times it; the other
+    assembly mode of a linkage lies radians away except next to a change point, where the two
+    coincide.)"""
+    d = np.asarray(q1, float) - np.asarray(q2, float)
+    d = np.where(mech.q_is_rotation, (d + np.pi) % (2 * np.pi) - np.pi, d / mechanism_size(mech))
+    return bool(np.max(np.abs(d), initial=0.0) <= rtol)
+
+
+def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_start: np.ndarray, tol: float,
+                  max_step: float, pk) -> SweepResult:
+    """``res`` with ``other_branch`` set: each run started by reassembly whose first point is not
+    the configuration the estimate's branch has at that input (:func:`configuration_at`), or
+    that branch does not reach (conservative: not verified), is marked to its end (the next
+    restart); at most :data:`MAX_BRANCH_CHECKS` runs checked, later ones marked."""
+    assert res.reassembled is not None
+    ok = res.status == Status.CONVERGED
+    starts = np.flatnonzero(res.reassembled)
+    ends = np.append(starts[1:], len(Q))
+    other = np.zeros(len(Q), dtype=bool)
+    home = _home(mech, q_start, tol)
+    for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        same = False
+        if k < MAX_BRANCH_CHECKS and home is not None:
+            point = _follow_branch(mech, Q[s], home, tol, max_step, pk)
+            same = point.status == Status.CONVERGED and same_configuration(mech, point.q, res.q[s])
+        if not same:
+            other[s:e] = ok[s:e]
+    return replace(res, other_branch=other)
+
+
+@dataclass(frozen=True)
+class BranchPoint:
+    """The configuration at given inputs in the assembly mode of the estimate
+    (:func:`configuration_at`). ``q`` (n_q,) SI (the estimate's assembly when not reached);
+    ``status`` a Status code, CONVERGED only when the estimate's branch reached the inputs;
+    ``residual`` (n_loops,) per-loop max |r|; ``condition``; ``worst_loop``; ``route``:
+    "estimate" (the inputs are the estimate's own), "continuation" (followed straight from the
+    estimate's inputs), "equivalent" (followed the other way round, to a revolute input's
+    equivalent value a -/+ 2 pi k; the input then set back to a), "" when not reached;
+    ``start`` (n_act,) SI the estimate's inputs; ``reached`` (n_act,) SI the farthest input the
+    straight path reached on that branch before it stopped (a limit of motion, or a failure of
+    the continuation; NaN when the estimate itself does not assemble); ``tried`` the equivalent
+    inputs (SI) also tried."""
+
+    q: np.ndarray
+    status: int
+    residual: np.ndarray
+    condition: float
+    worst_loop: int
+    route: str
+    start: np.ndarray
+    reached: np.ndarray
+    tried: tuple = ()
+
+
+def _home(mech: CompiledMechanism, q_estimate: np.ndarray, tol: float) -> np.ndarray | None:
+    """The assembly (n_q,) SI at the estimate's own inputs (Newton from it, then seeded
+    restarts nearest it), or None when it does not assemble."""
+    res = assemble(mech, np.asarray(q_estimate, float)[mech.q_actuated], q_estimate, tol=tol)
+    return np.asarray(res.q, float) if res.status == Status.CONVERGED else None
+
+
+def configuration_at(mech: CompiledMechanism, q_actuated: np.ndarray, q_estimate: np.ndarray | None = None, *,
+                     tol: float = 1e-10, max_step: float = np.radians(10.0)) -> BranchPoint:
+    """The configuration at actuated values ``q_actuated`` (n_act,) SI in the assembly mode of
+    the estimate ``q_estimate`` (n_q,) SI (default: the file's ``assembly``, ``mech.q_init``):
+    assembled at the estimate's own inputs, then that branch followed by continuation
+    (:func:`solve_sweep`'s kernel) to the requested inputs: straight, else, when a limit of
+    motion blocks the straight path, the other way round to the equivalent value of each
+    revolute input (a - 2 pi k or a + 2 pi k; the input is then set back to a, the passive
+    angles keep the winding the motion gave them). When no route reaches the inputs on that
+    branch, the status says so (never another mode returned as converged) and ``reached`` says
+    where the straight path stopped. Every command that needs one configuration at given
+    inputs (simulate's start, jacobian, ik's start, info, draw, a sweep's first point) uses
+    this, so they agree. (Plain Newton from the estimate at distant inputs may land in the
+    other assembly mode or with joints wound by whole turns.)"""
+    a = np.asarray(q_actuated, dtype=float).reshape(mech.n_actuated)
+    q_est = np.asarray(mech.q_init if q_estimate is None else q_estimate, dtype=float)
+    _require_finite(q_actuated=a, q_estimate=q_est)
+    nan = np.full(mech.n_actuated, np.nan)
+    if _kernel_model(mech) is None:  # no loops: q is the inputs
+        q = q_est.copy()
+        q[mech.q_actuated] = a
+        return BranchPoint(q, int(Status.CONVERGED), np.zeros(mech.n_loops), 1.0, 0, "continuation",
+                           q_est[mech.q_actuated], a.copy())
+    home = _home(mech, q_est, tol)
+    if home is None:
+        res = assemble(mech, q_est[mech.q_actuated], q_est, tol=tol)
+        return BranchPoint(np.asarray(res.q, float), int(res.status), res.residual, float(res.condition),
+                           int(res.worst_loop), "", q_est[mech.q_actuated], nan)
+    plan = _plan(mech, 64)
+    pk = _compiled_kernel() if plan.compile else _interpreted_kernel()
+    return _follow_branch(mech, a, home, tol, max_step, pk)
+
+
+#: a straight route longer than this many coarse steps (~580 turns of a revolute input at 10
+#: deg) is not followed; the equivalent values within a turn still are
+_MAX_ROUTE_STEPS = 200_000
+
+
+def _routes(mech: CompiledMechanism, a: np.ndarray, a_home: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """Targets to follow the branch to, in order: ``a`` itself (straight), then, for revolute
+    inputs, the equivalent values within one turn of the estimate's inputs: the nearest one,
+    then the other way round (every revolute input shifted alike)."""
+    rot = np.asarray(mech.q_is_rotation, bool)[mech.q_actuated]
+    out = [(a, "continuation")]
+    if rot.any():
+        up = np.where(rot, a_home + np.mod(a - a_home, 2 * np.pi), a)
+        down = np.where(rot, up - 2 * np.pi, a)
+        near_up = np.abs(up - a_home)[rot].max() <= np.abs(down - a_home)[rot].max()
+        for t in ((up, down) if near_up else (down, up)):
+            if not any(np.allclose(t, u, rtol=0, atol=1e-12) for u, _ in out):
+                out.append((t, "equivalent"))
+    return out
+
+
+def _follow_branch(mech: CompiledMechanism, a: np.ndarray, home: np.ndarray, tol: float, max_step: float,
+                   pk) -> BranchPoint:
+    """:func:`configuration_at` from ``home`` (n_q,), the assembly at the estimate's own inputs,
+    in kernel module ``pk``: each route of :func:`_routes` as a straight path of coarse steps
+    (at most ``max_step``), accepted when every point converged by continuation (no restart)."""
+    a = np.asarray(a, dtype=float)
+    a_home = np.asarray(home, float)[mech.q_actuated]
+    if np.array_equal(a, a_home):
+        res = assemble(mech, a, home, tol=tol, restarts=0)
+        return BranchPoint(np.asarray(res.q, float), int(res.status), res.residual, float(res.condition),
+                           int(res.worst_loop), "estimate" if res.status == Status.CONVERGED else "", a_home, a.copy())
+    limit = _input_step_limit(mech, max_step)
+    reached = a_home.copy()
+    tried = []
+    for target, route in _routes(mech, a, a_home):
+        steps = int(np.ceil(np.max(np.abs(target - a_home) / limit)))
+        if steps > _MAX_ROUTE_STEPS:
+            continue
+        if route != "continuation":
+            tried.append(target)
+        path = np.linspace(a_home, target, steps + 1)
+        res = _solve_sweep_kernel(mech, path, home, tol, max_step, pk)
+        ok = res.status == Status.CONVERGED
+        assert res.reassembled is not None
+        if ok.all() and not res.reassembled.any():
+            q = res.q[-1].copy()
+            q[mech.q_actuated] = a
+            return BranchPoint(q, int(Status.CONVERGED), res.residual[-1], float(res.condition[-1]),
+                               int(res.worst_loop[-1]), route, a_home, a.copy(), tuple(tried))
+        if route == "continuation":
+            bad = np.flatnonzero(~ok | res.reassembled)
+            reached = path[max(int(bad[0]) - 1, 0)] if len(bad) else path[-1]
+    return BranchPoint(home.copy(), int(Status.NO_ASSEMBLY), np.full(mech.n_loops, np.nan), float("inf"), 0, "",
+                       a_home, reached, tuple(tried))
 
 
 def _events(status, residual, worst_loop, condition, det_flipped) -> list[SweepEvent]:

@@ -381,24 +381,6 @@ def _labels(links, joints, effector, effector_name, size, down, planar) -> list[
 
 
 # --- the configuration to draw ------------------------------------------------------------------
-def configuration_at(mech: CompiledMechanism, q_actuated: np.ndarray, *, tol: float = 1e-10):
-    """Assemble at actuated values ``q_actuated`` (n_act,) SI in the assembly mode of the file's
-    estimate: like ``solve``/``fk``, assemble at the estimate's own inputs and follow that branch
-    to the requested ones (plain Newton from a distant estimate may land on the other branch);
-    when that fails, :func:`linkcli.core.assembly.assemble` with seeded restarts around the
-    estimate. Returns one point's result (``q`` (n_q,), ``status``, ``residual``, ``condition``,
-    ``worst_loop``): a one-point SweepResult, or assemble's ConfigurationResult."""
-    from ..core.assembly import assemble
-    from ..core.loop_closure import Status
-    from ..core.sweep import SweepResult, solve_sweep
-
-    a = np.asarray(q_actuated, float).reshape(mech.n_actuated)
-    res = solve_sweep(mech, a[None], mech.q_init, tol=tol)
-    if int(res.status[0]) == Status.CONVERGED:
-        return SweepResult(res.q[0], res.status[0], res.residual[0], res.condition[0], res.worst_loop[0])
-    return assemble(mech, a, mech.q_init, tol=tol)
-
-
 # --- helpers for figures and animations ---------------------------------------------------------
 def q_from_table(mech: CompiledMechanism, table) -> np.ndarray:
     """(n, n_q) SI joint variables from a result table's ``J.q [unit]`` columns (solve and

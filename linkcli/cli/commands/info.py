@@ -24,11 +24,11 @@ def _finite(x: float) -> float | None:
 def rank_mobility(mech: CompiledMechanism) -> dict[str, Any]:
     """Mobility from the rank of the constraint Jacobian at the assembled configuration (the
     file's assembly estimate, closed by the solver), with the assembly status."""
-    from linkcli.core.assembly import assemble
     from linkcli.core.loop_closure import STATUS_TEXT, Status
     from linkcli.core.mobility import mobility_report
+    from linkcli.core.sweep import configuration_at
 
-    res = assemble(mech, mech.q_init[mech.q_actuated], mech.q_init)
+    res = configuration_at(mech, mech.q_init[mech.q_actuated])
     data = _as_dict(mobility_report(mech, res.q))
     assembled = int(res.status) == Status.CONVERGED
     return {"mobility": int(data["mobility"]), "at": "assembled configuration" if assembled

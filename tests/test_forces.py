@@ -690,7 +690,11 @@ def test_failed_rows_keep_their_input_and_solve_statuses():
     assert list(status) == list(solved)  # the same words as solve for the kinematics
     assert out.n_failed == int(np.sum(status != "ok")) > 0
     torque = np.asarray(out.table["crank_pin.torque [N m]"], float)
-    assert np.all(np.isnan(torque[status != "ok"])) and np.all(np.isfinite(torque[status == "ok"]))
+    # rows past 262.1 deg are reassembled in the other assembly mode (status other_branch: the
+    # estimate's mode reaches them only the other way round, at t - 2 pi, in another
+    # configuration); their forces are those of the configuration found
+    solved_here = (status == "ok") | (status == "other_branch")
+    assert np.all(np.isnan(torque[~solved_here])) and np.all(np.isfinite(torque[solved_here]))
     # the coupling rod's dead centres: singular, with the input written
     from linkcli.analyses.forces import request_from_defaults
 

@@ -207,9 +207,9 @@ def unreached_message(mech: CompiledMechanism, point, a: np.ndarray) -> str:
     if not np.all(np.isfinite(point.reached)):
         loop = mech.joint_names[mech.loop_joint[int(point.worst_loop)]] if mech.n_loops else "?"
         at = format_inputs(mech, point.start)
-        return (f"the file's assembly estimate does not assemble at its own inputs ({at}): "
-                f"loop closed by joint {loop} keeps a residual of {float(np.max(point.residual, initial=0)):.3g} "
-                "(m or rad); correct the `assembly` estimate")
+        return (f"the file's assembly estimate does not assemble at its own inputs ({at}), nor does the solver find "
+                f"a configuration at {format_inputs(mech, a)} from it: loop closed by joint {loop} keeps a residual "
+                f"of {float(np.max(point.residual, initial=0)):.3g} (m or rad); correct the `assembly` estimate")
     msg = (f"cannot reach {format_inputs(mech, a)} in the assembly mode of the file's estimate: followed from "
            f"{format_inputs(mech, point.start)}, its branch stops near {format_inputs(mech, point.reached)} (a limit "
            "of motion, or a point the continuation could not pass)")
@@ -218,3 +218,13 @@ def unreached_message(mech: CompiledMechanism, point, a: np.ndarray) -> str:
         msg += f"; nor does it reach {other} the other way round"
     return msg + ("; give inputs this assembly mode reaches, or an `assembly` estimate in the mode you want "
                   "(another mode is never used silently)")
+
+
+def fallback_note(mech: CompiledMechanism, point) -> str:
+    """The warning for a configuration :func:`linkcli.core.sweep.configuration_at` assembled
+    without an assembly mode to follow (route "assembled"), else ""."""
+    if point.route != "assembled":
+        return ""
+    return (f"the file's assembly estimate does not assemble at its own inputs ({format_inputs(mech, point.start)}), "
+            "so it defines no assembly mode to follow: the configuration was assembled at the requested inputs from "
+            "it directly (Newton and seeded restarts, the solution nearest the estimate); check its assembly mode")

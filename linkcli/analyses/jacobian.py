@@ -18,7 +18,7 @@ from ..core.mobility import mobility_report
 from ..core.sweep import configuration_at
 from ..errors import AnalysisInputError
 from ..results import ResultTable
-from .inputs import actuated_scale, actuated_values, unreached_message
+from .inputs import actuated_scale, actuated_values, fallback_note, unreached_message
 from .outcome import AnalysisOutcome, Event
 
 
@@ -76,5 +76,7 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
                          "link), prismatic input columns multiplied by L; they do not depend on the file's units"),
     })
     events = [] if ok else [Event("no_assembly", unreached_message(mech, res, a), 0)]
+    if ok and fallback_note(mech, res):
+        events.append(Event("warning", fallback_note(mech, res), 0))
     table.metadata["events"] = [e.message for e in events]
     return AnalysisOutcome.of(table, 1, 0 if ok else 1, events, what="configurations")

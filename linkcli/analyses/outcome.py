@@ -38,7 +38,9 @@ class Event:
 
     @property
     def is_failure(self) -> bool:
-        return self.kind in FAILURE_KINDS
+        """The event explains failed cases: a failure kind, or a ``reassembled`` event whose rows
+        are not in the estimate's assembly mode (``data["other_branch"]``: status other_branch)."""
+        return self.kind in FAILURE_KINDS or (self.kind == "reassembled" and bool(self.data.get("other_branch")))
 
 
 def warnings(messages: Iterable[str]) -> list[Event]:

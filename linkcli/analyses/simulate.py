@@ -25,7 +25,7 @@ from ..core.velocity import closest_consistent_rates, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable, TableSpool, Units
-from .inputs import actuated_values, unreached_message
+from .inputs import actuated_values, fallback_note, unreached_message
 from .outcome import AnalysisOutcome, Event, warnings
 
 ASSEMBLY_TOL = 1e-10  # loop closure of the start (relative to the mechanism size, see assemble)
@@ -120,6 +120,8 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     if start.status != Status.CONVERGED:
         msg = f"cannot start at the initial values: {unreached_message(mech, start, a0)}"
         return _not_started("no_assembly", msg, messages)
+    if fallback_note(mech, start):
+        messages.append(fallback_note(mech, start))
     try:
         qd0, note = initial_rates(mech, start.q, ad0, req.rates)
     except AnalysisInputError as exc:

@@ -175,7 +175,8 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     metadata["status_counts"] = {k: counts[k] for k in sorted(counts)}
     # the first failure a user should read: a point that cannot assemble, else a joint outside its limits
     failure = next((e.message for e in events if e.kind == "no_assembly"),
-                   next((e.message for e in outside_events), None))
+                   next((e.message for e in outside_events),
+                        next((e.message for e in events if e.kind == "reassembled" and e.is_failure), None)))
     units = Units.of(mech)
 
     def blocks():
@@ -384,7 +385,10 @@ def sweep_events(mech: CompiledMechanism, res: SweepResult, path: np.ndarray,
     out: list[Event] = []
 
     def add(e, message: str) -> None:
-        out.append(Event(e.kind, message, int(e.index), {"detail": float(e.detail), "loop": int(e.loop)}))
+        data = {"detail": float(e.detail), "loop": int(e.loop)}
+        if e.kind == "reassembled":  # its rows are status other_branch (a failure) or stay ok
+            data["other_branch"] = bool(res.other_branch is not None and res.other_branch[e.index])
+        out.append(Event(e.kind, message, int(e.index), data))
 
     if status_text is None:
         status_text = row_status(mech, path, res.status, res.other_branch)
@@ -440,6 +444,9 @@ def _reassembled_message(mech: CompiledMechanism, res: SweepResult, path: np.nda
         return (f"{lost}: it is not in the assembly mode of the file's estimate (following that mode to this input "
                 f"gives another configuration, or does not reach it); the rows from {at} to {last} have status "
                 f"{OTHER_BRANCH}")
+    if not res.branch_checked:
+        return (f"{lost}; the file's assembly estimate does not assemble at its own inputs, so it defines no "
+                "assembly mode to check these rows against: check the branch")
     return (f"{lost}: it is the configuration the file's estimate's assembly mode has there (checked by "
             "continuation from the estimate); the rows keep status ok")
 

@@ -105,7 +105,9 @@ class SweepResult:
     shifted alike (:func:`_keep_turns`). ``other_branch`` (n,) bool: converged points of runs
     so started that are not on the branch of the assembly estimate (the configuration differs
     from :func:`configuration_at`'s at that input, or that branch does not reach it). Both None
-    for a sweep without loops."""
+    for a sweep without loops. ``branch_checked``: False when runs started by reassembly could
+    not be compared with the estimate's branch because the estimate does not assemble at its
+    own inputs (no assembly mode is then defined; ``other_branch`` stays False)."""
 
     q: np.ndarray
     status: np.ndarray
@@ -115,6 +117,7 @@ class SweepResult:
     events: tuple = field(default_factory=tuple)
     reassembled: np.ndarray | None = None
     other_branch: np.ndarray | None = None
+    branch_checked: bool = True
 
 
 def _input_step_limit(mech: CompiledMechanism, max_angle: float) -> np.ndarray:
@@ -537,9 +540,11 @@ def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_st
     ends = np.append(starts[1:], len(Q))
     other = np.zeros(len(Q), dtype=bool)
     home = _home(mech, q_start, tol)
+    if home is None:  # no assembly mode to compare with
+        return replace(res, other_branch=other, branch_checked=False)
     for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         same = False
-        if k < MAX_BRANCH_CHECKS and home is not None:
+        if k < MAX_BRANCH_CHECKS:
             point = _follow_branch(mech, Q[s], home, tol, max_step, pk)
             same = point.status == Status.CONVERGED and same_configuration(mech, point.q, res.q[s])
         if not same:
@@ -555,7 +560,10 @@ class BranchPoint:
     ``residual`` (n_loops,) per-loop max |r|; ``condition``; ``worst_loop``; ``route``:
     "estimate" (the inputs are the estimate's own), "continuation" (followed straight from the
     estimate's inputs), "equivalent" (followed the other way round, to a revolute input's
-    equivalent value a -/+ 2 pi k; the input then set back to a), "" when not reached;
+    equivalent value a -/+ 2 pi k; the input then set back to a), "assembled" (the estimate
+    does not assemble at its own inputs, so it defines no mode to follow: Newton and seeded
+    restarts at a from the estimate, angles nearest it; callers report this fallback), "" when
+    not reached;
     ``start`` (n_act,) SI the estimate's inputs; ``reached`` (n_act,) SI the farthest input the
     straight path reached on that branch before it stopped (a limit of motion, or a failure of
     the continuation; NaN when the estimate itself does not assemble); ``tried`` the equivalent
@@ -603,10 +611,12 @@ def configuration_at(mech: CompiledMechanism, q_actuated: np.ndarray, q_estimate
         return BranchPoint(q, int(Status.CONVERGED), np.zeros(mech.n_loops), 1.0, 0, "continuation",
                            q_est[mech.q_actuated], a.copy())
     home = _home(mech, q_est, tol)
-    if home is None:
-        res = assemble(mech, q_est[mech.q_actuated], q_est, tol=tol)
-        return BranchPoint(np.asarray(res.q, float), int(res.status), res.residual, float(res.condition),
-                           int(res.worst_loop), "", q_est[mech.q_actuated], nan)
+    if home is None:  # no mode to follow: assembled at a itself (a fallback the caller reports)
+        res = assemble(mech, a, q_est, tol=tol)
+        ok = res.status == Status.CONVERGED
+        return BranchPoint(nearest_turn(mech, res.q, q_est) if ok else np.asarray(res.q, float), int(res.status),
+                           res.residual, float(res.condition), int(res.worst_loop), "assembled" if ok else "",
+                           q_est[mech.q_actuated], nan)
     plan = _plan(mech, 64)
     pk = _compiled_kernel() if plan.compile else _interpreted_kernel()
     return _follow_branch(mech, a, home, tol, max_step, pk)

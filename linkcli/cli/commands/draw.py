@@ -46,7 +46,13 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
          view: ViewOption = None, dpi: DpiOption = 100.0, quiet: QuietOption = False) -> None:
     """Draw the mechanism at one configuration: links, joints, sliders, ground; spatial
     mechanisms in 3-D. Example: linkcli draw mechanisms/fourbar.yaml --set crank_pin=30 -o fourbar.png"""
-    from linkcli.analyses.inputs import actuated_values, format_inputs, parse_assignment, unreached_message
+    from linkcli.analyses.inputs import (
+        actuated_values,
+        fallback_note,
+        format_inputs,
+        parse_assignment,
+        unreached_message,
+    )
     from linkcli.core.loop_closure import Status
     from linkcli.core.sweep import configuration_at
     from linkcli.plot.figures import check_figure_path, mechanism_figure, save_figure
@@ -61,8 +67,10 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
     res = configuration_at(mech, a)
     at = format_inputs(mech, a, digits=4)
     if int(res.status) != Status.CONVERGED:
-        echo_err(f"{file}: error: cannot draw at {at}: {unreached_message(mech, res, a)}; no picture written")
+        echo_err(f"{file}: error: cannot assemble at {at}: {unreached_message(mech, res, a)}; no picture written")
         raise typer.Exit(int(ExitCode.ANALYSIS_FAILED))
+    if fallback_note(mech, res) and not quiet:
+        echo_err(f"{file}: warning: {fallback_note(mech, res)}")
     if view_angles is not None and mech.planar and not quiet:
         echo_err(f"{file}: note: --view applies to spatial mechanisms; this one is planar")
     scene = build_scene(mech, res.q)

@@ -1,0 +1,346 @@
+"""Which configuration: the assembly mode of the file's estimate and the winding of passive
+angles, against closed forms written here without linkcli (a tester's silent wrong answers).
+
+Truths (each written independently of linkcli's solver):
+
+* four-bar, crank input: A = a (cos t, sin t), B the intersection of the circles (A, b) and
+  (O4, c), the mode the sign of the angle at A; rocker input: A the intersection of the circles
+  (O2, a) and (B, b). The estimate's mode is the sign whose configuration is nearest the
+  estimate; the physical winding of each relative angle is the closed form unwrapped along a
+  fine path (2001 points) of the input from the estimate's value, starting from the
+  representative nearest the estimate's angle (continuous motion from the estimate).
+* offset slider-crank: slide = cos t +- sqrt(L^2 - (e - sin t)^2) (crank 1, offset e).
+* static input torque by virtual work: tau = dV/dq (V = gravity + spring potential of the
+  closed-form configuration), central differences h = 1e-6 rad (truncation ~1e-10 of V'''/6).
+
+Tolerances: the solver closes loops to 1e-10 (m or rad) and the closed forms are exact to
+rounding, so angles agree to ~1e-9 rad; 1e-6 deg (1.7e-8 rad) leaves room for the conditioning
+of the passive Jacobian (below 1e3 at these points). The wrong answers found were whole turns
+(360 deg) or another mode (tens of degrees) off.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from linkcli.compile import compile_mechanism
+from linkcli.core.loop_closure import Status
+from linkcli.core.sweep import configuration_at, solve_sweep
+from linkcli.io.loader import load_mechanism
+
+DATA = Path(__file__).resolve().parent / "data" / "branch"
+MECH = Path(__file__).resolve().parents[1] / "mechanisms"
+r = np.radians
+ANGLE_TOL_DEG = 1e-6
+
+
+def _compiled(path):
+    return compile_mechanism(load_mechanism(str(path)).model)
+
+
+# --- closed forms ---------------------------------------------------------------------------------
+def _from_crank(t, a, b, c, d, s):
+    """(coupler angle beta, rocker angle phi) absolute, rad: crank a at angle t from O2 = 0,
+    coupler b, rocker c about O4 = (d, 0), mode s = +-1."""
+    ax, ay = a * np.cos(t), a * np.sin(t)
+    dx, dy = d - ax, -ay
+    e = np.hypot(dx, dy)
+    beta = np.arctan2(dy, dx) + s * np.arccos((b * b + e * e - c * c) / (2 * b * e))
+    bx, by = ax + b * np.cos(beta), ay + b * np.sin(beta)
+    return beta, np.arctan2(by, bx - d)
+
+
+def _from_rocker(phi, a, b, c, d, s):
+    """(crank angle t, coupler angle beta, A, B) of a four-bar whose rocker is at phi."""
+    bx, by = d + c * np.cos(phi), c * np.sin(phi)
+    e = np.hypot(bx, by)
+    t = np.arctan2(by, bx) + s * np.arccos((a * a + e * e - b * b) / (2 * a * e))
+    ax, ay = a * np.cos(t), a * np.sin(t)
+    return t, np.arctan2(by - ay, bx - ax), (ax, ay), (bx, by)
+
+
+def _continuous(values, reference):
+    """Angles (rad) along a fine path made continuous, starting at the representative nearest
+    ``reference``."""
+    u = np.unwrap(values)
+    return u - 2 * np.pi * np.round((u[0] - reference) / (2 * np.pi))
+
+
+def _estimate_mode(rel_at_estimate, estimate):
+    """The mode s whose relative angles at the estimate's input are nearest the estimate."""
+    def dist(s):
+        d = np.asarray(rel_at_estimate(s)) - np.asarray(estimate)
+        return np.abs((d + np.pi) % (2 * np.pi) - np.pi).max()
+    return min((1, -1), key=dist)
+
+
+def fourbar_crank_truth(a, b, c, d, t_est, est, t, o4_sign=1):
+    """Relative angles (crank_pin, A, B, O4) deg at crank t (rad) reached continuously from the
+    estimate (t_est, est = (A, B, O4) rad) in its mode; O4 = o4_sign * phi (the joint's
+    parent/child order)."""
+    def rel(s, tt):
+        beta, phi = _from_crank(tt, a, b, c, d, s)
+        return beta - tt, phi - beta, o4_sign * phi
+    s = _estimate_mode(lambda s: [v[0] for v in rel(s, np.array([t_est]))], est)
+    path = np.linspace(t_est, t, 2001)
+    out = [_continuous(v, e)[-1] for v, e in zip(rel(s, path), est, strict=True)]
+    return np.degrees([t, *out]), s
+
+
+# --- item 1: the configuration at inputs away from the estimate -----------------------------------
+def test_simulate_start_at_set_input_is_the_estimates_mode(run_cli, tmp_path):
+    """mechanisms/fourbar.yaml --set crank_pin=200: main started the crossed mode
+    (A -232.80, B -98.95, O4 131.75) while fk/draw gave the open one."""
+    out = tmp_path / "s.csv"
+    res = run_cli("simulate", MECH / "fourbar.yaml", "--set", "crank_pin=200", "--t-end", "0.001", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    row = _first_row(out)
+    truth, _ = fourbar_crank_truth(1, 3.5, 3, 4, r(45), r([-5.36, 61.85, -101.49]), r(200), o4_sign=-1)
+    got = [row["crank_pin.q [deg]"], row["A.q [deg]"], row["B.q [deg]"], row["O4.q [deg]"]]
+    np.testing.assert_allclose(got, truth, rtol=0, atol=ANGLE_TOL_DEG)
+    assert abs(row["O4.q [deg]"] - (-139.6744)) < 1e-3  # the tester's fk value
+
+
+def test_simulate_start_of_a_driver_start_is_the_estimates_mode(run_cli, tmp_path):
+    """Offset slider-crank, motor start 200 deg: slide = cos t + sqrt(3.5^2 - (0.5 - sin t)^2)
+    = 2.4575 m (main: -4.3369 m, the other mode)."""
+    out = tmp_path / "s.csv"
+    res = run_cli("simulate", DATA / "sc_start200.yaml", "--t-end", "0.001", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    t = r(200)
+    truth = math.cos(t) + math.sqrt(3.5 ** 2 - (0.5 - math.sin(t)) ** 2)
+    assert abs(_first_row(out)["slide.q [m]"] - truth) < 1e-9  # (m; loop closure 1e-10)
+
+
+def test_simulate_start_keeps_the_winding_of_the_motion(run_cli, tmp_path):
+    """Triple rocker, --set crank_pin=-90: rocker 196.33 deg reached continuously from the
+    estimate (O4 100 deg at crank 30), spring torque -10 (196.33 - 180) deg = -2.85 N m (main:
+    A.q = -890494 deg, -103,612 N m, exit 0)."""
+    out = tmp_path / "s.csv"
+    res = run_cli("simulate", DATA / "trip_spr.yaml", "--set", "crank_pin=-90", "--t-end", "0.001", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    row = _first_row(out)
+    truth, _ = fourbar_crank_truth(2.5, 2, 3, 4, r(30), r([-20, 90, 100]), r(-90))
+    got = [row["crank_pin.q [deg]"], row["A.q [deg]"], row["B.q [deg]"], row["O4.q [deg]"]]
+    np.testing.assert_allclose(got, truth, rtol=0, atol=ANGLE_TOL_DEG)
+    assert abs(truth[3] - 196.335) < 1e-3
+
+
+def test_fk_and_jacobian_beyond_a_limit_reach_the_input_the_other_way_round(run_cli):
+    """Triple rocker (crank range about +-97.9 deg on the estimate's branch): crank 270 deg is
+    -90 deg reached the other way round; fk keeps the input 270 and the passive angles of
+    crank -90 (main: O4 -492.3 deg, the other mode wound two turns), and jacobian at 270 is
+    jacobian at -90 (commands agree)."""
+    truth, _ = fourbar_crank_truth(2.5, 2, 3, 4, r(30), r([-20, 90, 100]), r(-90))
+    res = run_cli("fk", DATA / "trip.yaml", "--set", "crank_pin=270", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    row = json.loads(res.stdout)
+    got = [_col(row, "crank_pin.q [deg]"), _col(row, "A.q [deg]"), _col(row, "B.q [deg]"), _col(row, "O4.q [deg]")]
+    np.testing.assert_allclose(got, [270, *truth[1:]], rtol=0, atol=ANGLE_TOL_DEG)
+    j = {}
+    for at in ("270", "-90"):
+        out = run_cli("jacobian", DATA / "trip.yaml", "--set", f"crank_pin={at}", "-f", "json")
+        assert out.exit_code == 0, out.stderr
+        meta = json.loads(out.stdout)["metadata"]
+        j[at] = (meta["configuration"], np.array(json.loads(out.stdout)["data"]["crank_pin.d_dq"], float))
+    np.testing.assert_allclose(j["270"][0]["O4"], truth[3], rtol=0, atol=ANGLE_TOL_DEG)
+    np.testing.assert_allclose(j["-90"][0]["O4"], truth[3], rtol=0, atol=ANGLE_TOL_DEG)
+    # the same configuration, so the same Jacobian (main: -90's entries at 270 by way of the
+    # other mode wound); 1e-9 relative: the two solves converge to 1e-10 from different sides
+    np.testing.assert_allclose(j["270"][1], j["-90"][1], rtol=1e-9, atol=1e-12)
+
+
+def test_unreachable_input_is_a_named_failure_not_another_mode(run_cli, tmp_path):
+    """Triple rocker at crank 120 deg: |O4 - A| = 5.68 > b + c = 5, so neither 120 nor -240 deg
+    closes the loop; the estimate's branch stops where |O4 - A| = 5, cos t = (a^2 + d^2 - 25) /
+    (2 a d), t = 97.9 deg. jacobian, draw and simulate fail (exit 1) naming the input and where
+    the branch stops, never an ok in another mode."""
+    limit = math.degrees(math.acos((2.5 ** 2 + 4 ** 2 - 5 ** 2) / (2 * 2.5 * 4)))
+    assert 97 < limit < 99
+    mech = _compiled(DATA / "trip.yaml")
+    point = configuration_at(mech, np.array([r(120)]))
+    assert point.status != Status.CONVERGED and point.route == ""
+    assert abs(math.degrees(point.reached[0]) - limit) < 10.0  # the last coarse step before the limit
+    for args in (["jacobian"], ["draw", "-o", str(tmp_path / "x.png")], ["simulate", "--t-end", "0.001"]):
+        res = run_cli(args[0], DATA / "trip.yaml", "--set", "crank_pin=120", *args[1:])
+        assert res.exit_code == 1, (args, res.stdout, res.stderr)
+        assert "crank_pin = 120 deg" in res.stderr and "stops near crank_pin" in res.stderr, res.stderr
+        assert "internal error" not in res.stderr
+
+
+def test_configuration_at_equals_the_closed_form_in_both_modes():
+    """configuration_at from either mode's estimate keeps that mode at a distant input (fourbar,
+    the README's crossed-mode estimate included), angles continuous from the estimate."""
+    mech = _compiled(MECH / "fourbar.yaml")
+    for est in ([-5.36, 61.85, -101.49], [-108.88, -61.85, 125.73]):
+        q0 = mech.q_init.copy()
+        q0[1:] = r(est)
+        for t in (200.0, -170.0, 400.0):
+            point = configuration_at(mech, np.array([r(t)]), q0)
+            assert point.status == Status.CONVERGED
+            truth, _ = fourbar_crank_truth(1, 3.5, 3, 4, r(45), r(est), r(t), o4_sign=-1)
+            np.testing.assert_allclose(np.degrees(point.q), truth, rtol=0, atol=ANGLE_TOL_DEG)
+
+
+# --- item 2: whole turns of passive angles after (re)assembly ---------------------------------------
+def test_forces_sweep_starting_beyond_a_limit_keeps_the_winding(run_cli, tmp_path):
+    """fb_rock_spr (O4 input, crank spring free at 180 deg): a sweep starting beyond the
+    rocker's limit (-150) and one starting inside (-140) give the same rows: crank 202.87 deg
+    at O4 = -140 (continuous from the estimate's 45 deg), spring torque -2 (202.87 - 180) deg,
+    O4 torque = dV/dq by virtual work (main: crank 1642.87 deg, O4 torque -212.78 N m)."""
+    rows = {}
+    for sweep in ("O4=-150:-90:10", "O4=-140:-100:10"):
+        out = tmp_path / "f.csv"
+        res = run_cli("forces", DATA / "fb_rock_spr.yaml", "--static", "--sweep", sweep, "-o", out)
+        assert "internal error" not in res.stderr
+        rows[sweep] = {round(row["O4.q [deg]"]): row for row in _rows(out)}
+    phi = np.linspace(r(101.49), r(140), 2001)  # rocker angle; O4.q = -phi (rocker -> ground)
+    s = 1 if abs(math.degrees(_from_rocker(np.array([r(101.49)]), 1, 3.5, 3, 4, 1)[0][0]) - 45) < 1 else -1
+    t = _continuous(_from_rocker(phi, 1, 3.5, 3, 4, s)[0], r(45))[-1]
+
+    def potential(p):  # gravity (crank cg at 0.5, rods at their middles) + crank spring, J
+        tt, _, (ax, ay), (bx, by) = _from_rocker(np.array([p]), 1, 3.5, 3, 4, s)
+        tt = tt[0] - 2 * np.pi * round((tt[0] - t) / (2 * np.pi))
+        y = 1.0 * 0.5 * np.sin(tt) + 3.5 * (ay[0] + by[0]) / 2 + 3.0 * by[0] / 2
+        return 9.81 * y + 0.5 * 2.0 * (tt - np.pi) ** 2
+
+    h = 1e-6
+    tau = -(potential(r(140) + h) - potential(r(140) - h)) / (2 * h)  # d/dq with q = -phi
+    for got in (rows["O4=-150:-90:10"][-140], rows["O4=-140:-100:10"][-140]):
+        assert abs(got["crank_pin.q [deg]"] - math.degrees(t)) < ANGLE_TOL_DEG
+        assert abs(got["crank_return.torque [N m]"] - (-2.0 * (t - np.pi))) < 1e-8
+        assert abs(got["O4.torque [N m]"] - tau) < 1e-5 * abs(tau)  # (central differences, ~1e-7)
+    assert abs(tau - 255.171) < 1e-3  # the tester's virtual-work figure
+    for o4 in (-140, -130, -120, -110):
+        a, b = rows["O4=-150:-90:10"][o4], rows["O4=-140:-100:10"][o4]
+        assert abs(a["crank_pin.q [deg]"] - b["crank_pin.q [deg]"]) < ANGLE_TOL_DEG
+
+
+def test_limits_of_a_passive_joint_read_the_physical_winding(run_cli, tmp_path):
+    """fb_rock_lim: crank limits [-360, 360]; the crank stays within 45 +- 180 deg on the
+    reachable rows (closed form), so none is outside_limits (main: every reachable row was,
+    the crank solved to 1655.1 deg)."""
+    out = tmp_path / "s.csv"
+    run_cli("solve", DATA / "fb_rock_lim.yaml", "-o", out)
+    rows = _rows(out)
+    solved = [row for row in rows if row["status"] not in ("no_configuration", "not_converged")]
+    assert len(solved) == 80
+    assert all(row["status"] == "ok" for row in solved)
+    assert all(-360 <= row["crank_pin.q [deg]"] <= 360 for row in solved)
+
+
+def test_static_forces_at_a_far_crank_value_equal_those_at_the_equivalent_value(run_cli):
+    """motor_fourbar (rad): crank 1745 rad reached by 277.6 turns of the crank; the rocker's
+    angle is the closed form's (a crank-rocker's rocker never winds), spring torque
+    -5000 (phi - 2.119) (main: O4 = phi + 2 pi, -32966 N m)."""
+    res = run_cli("forces", MECH / "motor_fourbar.yaml", "--static", "--set", "crank_pin=1745", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    row = json.loads(res.stdout)
+    o4, spring = _col(row, "O4.q [rad]"), _col(row, "return_spring.torque [N m]")
+    est = [-0.0936, 1.0795, 1.7713]
+    truth, _ = fourbar_crank_truth(0.1, 0.35, 0.3, 0.4, 0.7854, est, 1745.0)
+    assert abs(o4 - r(truth[3])) < 1e-9
+    assert abs(spring - (-5000.0 * (r(truth[3]) - 2.119))) < 1e-5  # (N m: 5000 x 1e-9 rad)
+
+
+def test_triple_rocker_sweeps_from_different_starts_agree(run_cli, tmp_path):
+    """trip_spr, no gravity: sweeps 120:460:20 (starting where no configuration exists) and
+    280:460:20 agree at every common row, O4 continuous from the estimate (crank 280 = -80 deg:
+    190.76 deg; main: 190.76 vs -169.24)."""
+    got = {}
+    for sweep in ("crank_pin=120:460:20", "crank_pin=280:460:20"):
+        out = tmp_path / "f.csv"
+        run_cli("forces", DATA / "trip_spr.yaml", "--static", "--no-gravity", "--sweep", sweep, "-o", out)
+        got[sweep] = {round(row["crank_pin.q [deg]"]): row for row in _rows(out)
+                      if not math.isnan(row["O4.q [deg]"])}
+    truth, _ = fourbar_crank_truth(2.5, 2, 3, 4, r(30), r([-20, 90, 100]), r(-80))
+    for sweep in got:
+        assert abs(got[sweep][280]["O4.q [deg]"] - truth[3]) < ANGLE_TOL_DEG
+        assert abs(got[sweep][280]["tor.torque [N m]"] - (-10.0 * r(truth[3] - 180))) < 1e-8
+    for k in got["crank_pin=280:460:20"]:
+        assert abs(got["crank_pin=120:460:20"][k]["O4.q [deg]"] - got["crank_pin=280:460:20"][k]["O4.q [deg]"]) < 1e-6
+
+
+def test_a_shift_by_whole_turns_changes_no_pose():
+    """The rule's premise: the sweep's rows differ from an unshifted solve only by whole turns
+    of passive angles, so poses, residuals and conditions are the solver's own."""
+    mech = _compiled(DATA / "fb_rock_spr.yaml")
+    Q = r(np.arange(-150.0, -89.0, 10.0))[:, None]
+    res = solve_sweep(mech, Q, mech.q_init)
+    ok = res.status == Status.CONVERGED
+    assert res.reassembled is not None and res.reassembled[ok].sum() >= 1
+    from linkcli.core.loop_closure import constraints
+
+    assert np.abs(constraints(mech, res.q[ok]).r).max() < 1e-9
+
+
+# --- item 3: rows after a reassembly into another mode -------------------------------------------
+def test_rows_reassembled_into_the_other_mode_are_marked(run_cli, tmp_path):
+    """Short slider-crank (rod 1.2, offset 0.5: the crank rocks): after the failed points the
+    solver reassembles at 316 deg in the left-hand mode, slide = cos t - sqrt(1.2^2 - (0.5 -
+    sin t)^2) (row 360: -0.0909 m against row 0's 2.0909 m at the same crank angle). Those rows
+    are other_branch, the event names 316 deg as the first, the run exits 1 (main: ok, exit 0)."""
+    out = tmp_path / "s.csv"
+    res = run_cli("solve", DATA / "sc_short.yaml", "-o", out)
+    assert res.exit_code == 1, res.stderr
+    rows = _rows(out)
+
+    def slide(t, s):
+        t = r(t)
+        return math.cos(t) + s * math.sqrt(1.2 ** 2 - (0.5 - math.sin(t)) ** 2)
+
+    for row in rows:
+        t = row["crank_pin.q [deg]"]
+        if row["status"] == "ok":
+            assert abs(row["slide.q [m]"] - slide(t, 1)) < 1e-9
+        elif row["status"] == "other_branch":
+            assert abs(row["slide.q [m]"] - slide(t, -1)) < 1e-9
+    marked = [row["crank_pin.q [deg]"] for row in rows if row["status"] == "other_branch"]
+    assert marked and marked[0] == 316 and marked[-1] == 360
+    assert "crank_pin = 316 deg" in res.stderr and "other_branch" in res.stderr
+
+
+def test_reassembled_event_names_the_first_row_of_the_run(run_cli, tmp_path):
+    """trip.yaml over one turn: rows 98..262 cannot be assembled; the first row solved after
+    them is 263 deg, where the event must point (main: 267, while 263..266 were already ok).
+    Rows from 263 on are in the estimate's mode (closed form), so they stay ok."""
+    out = tmp_path / "s.csv"
+    res = run_cli("solve", DATA / "trip.yaml", "-o", out)
+    rows = _rows(out)
+    first = next(row["crank_pin.q [deg]"] for row in rows[100:] if row["status"] == "ok")
+    assert first == 263
+    assert "configuration at crank_pin = 263 deg was found again" in res.stderr, res.stderr
+    for row in rows[263:]:
+        assert row["status"] == "ok"
+        truth, _ = fourbar_crank_truth(2.5, 2, 3, 4, r(30), r([-20, 90, 100]), r(row["crank_pin.q [deg]"] - 360))
+        d = row["O4.q [deg]"] - truth[3]
+        assert abs((d + 180) % 360 - 180) < ANGLE_TOL_DEG  # the same configuration (mode)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+def _rows(path):
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        out = []
+        for row in csv.DictReader(line for line in f if not line.startswith("#")):
+            out.append({k: _num(v) for k, v in row.items()})
+        return out
+
+
+def _num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
+
+
+def _first_row(path):
+    return _rows(path)[0]
+
+
+def _col(doc, name):
+    """The first value of column ``name`` of a JSON table (linkcli.table/1)."""
+    return float(doc["data"][name][0])

@@ -344,3 +344,47 @@ def _first_row(path):
 def _col(doc, name):
     """The first value of column ``name`` of a JSON table (linkcli.table/1)."""
     return float(doc["data"][name][0])
+
+
+def test_assemble_returns_the_representatives_nearest_the_estimate():
+    """assembly.assemble (Newton from the estimate, seeded restarts) at a far input: whatever
+    mode it lands in, each passive angle is the representative within half a turn of the
+    estimate's and the input keeps its value (main: the triple rocker at -90 deg came back with
+    A.q = -890494 deg; the restarts' nearest_turn also moved the input by whole turns). Truth:
+    the configuration is one of the two closed-form modes, modulo 2 pi."""
+    from linkcli.core.assembly import assemble
+
+    mech = _compiled(DATA / "trip.yaml")
+    for t in (-90.0, 270.0, 80.0):
+        res = assemble(mech, np.array([r(t)]), mech.q_init, tol=1e-10)
+        assert res.status == Status.CONVERGED
+        assert res.q[0] == r(t)  # the input as given
+        assert np.all(np.abs(res.q[1:] - mech.q_init[1:]) <= np.pi + 1e-12)
+        modes = []
+        for s in (1, -1):
+            beta, phi = _from_crank(np.array([r(t)]), 2.5, 2, 3, 4, s)
+            modes.append(np.array([beta[0] - r(t), phi[0] - beta[0], phi[0]]))
+        d = [np.abs((res.q[1:] - m + np.pi) % (2 * np.pi) - np.pi).max() for m in modes]
+        assert min(d) < 1e-8
+
+
+def test_a_winding_reached_by_continuous_motion_is_kept():
+    """Double crank (ground 1, crank 3, coupler 3.5, output 3.2: Grashof, shortest link fixed):
+    turning the input two turns turns the output two turns too. configuration_at and a sweep
+    starting at 750 deg keep that winding (O4 = its closed-form value at 30 deg + 720 deg), and
+    a sweep over two turns is continuous (the rule shifts only configurations found by
+    reassembly)."""
+    mech = _compiled(DATA / "double_crank.yaml")
+    est = r([-103.0, 38.0, -35.0])
+    truth, _ = fourbar_crank_truth(3, 3.5, 3.2, 1, r(30), est, r(750))
+    at30, _ = fourbar_crank_truth(3, 3.5, 3.2, 1, r(30), est, r(30))
+    assert abs(truth[3] - (at30[3] + 720)) < 1e-6  # the output turned with the input
+    point = configuration_at(mech, np.array([r(750)]))
+    assert point.status == Status.CONVERGED and point.route == "continuation"
+    np.testing.assert_allclose(np.degrees(point.q), truth, rtol=0, atol=ANGLE_TOL_DEG)
+    Q = r(np.arange(750.0, 1111.0, 5.0))[:, None]
+    res = solve_sweep(mech, Q, mech.q_init)
+    assert (res.status == Status.CONVERGED).all() and res.reassembled is not None and not res.reassembled.any()
+    np.testing.assert_allclose(np.degrees(res.q[0]), truth, rtol=0, atol=ANGLE_TOL_DEG)
+    end, _ = fourbar_crank_truth(3, 3.5, 3.2, 1, r(30), est, r(1110))
+    np.testing.assert_allclose(np.degrees(res.q[-1]), end, rtol=0, atol=ANGLE_TOL_DEG)

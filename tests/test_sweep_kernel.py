@@ -241,7 +241,7 @@ def test_first_point_falls_back_to_assembly_at_the_first_input(monkeypatch):
     r = sweep._solve_sweep_kernel(mech, Q, mech.q_init, 1e-10, np.radians(10.0), pk)
     home = assemble(mech, mech.q_init[mech.q_actuated], mech.q_init, tol=1e-10)
     first = assemble(mech, Q[0], home.q, tol=1e-10)
-    start = nearest_turn(mech, first.q, mech.q_init)
+    start = nearest_turn(mech, first.q, mech.q_init, passive_only=True)
     monkeypatch.undo()
     ref = sweep._solve_sweep_interpreted(mech, Q, start, 1e-10, np.radians(10.0))
     np.testing.assert_array_equal(r.status, ref.status)

@@ -21,7 +21,8 @@ Status vocabulary of a sweep row (:data:`ROW_STATUS`, written in the ``status`` 
 ``ok``, ``no_configuration`` (proven: a loop cannot reach), ``not_converged`` (the solver found
 no configuration; none is proven not to exist), ``branch_jump`` (a configuration was found, but
 on another assembly branch than the one followed), ``singular``, ``outside_limits`` (solved,
-but a joint variable is beyond its ``limits``: see :func:`limit_violations`).
+but a joint variable is beyond its ``limits``: see :func:`limit_violations`), ``other_branch``
+(solved after a reassembly, but not in the estimate's assembly mode: SweepResult.other_branch).
 
 Everything is SI (m, rad); no I/O.
 """

@@ -10,6 +10,18 @@ routing (compiled or interpreted kernel), the kernel's model of the mechanism, t
 point's assembly, events from the kernel's per-point outputs, and :class:`SweepResult`.
 
 Angles stay continuous (no wrapping): each point starts from its neighbour's solution.
+
+Which configuration (one rule for every command): :func:`configuration_at` gives the
+configuration at given inputs in the assembly mode of the file's estimate (assembled at the
+estimate's own inputs, followed there by continuation; the other way round for a revolute input
+when a limit of motion blocks the straight way; a named failure otherwise), and a sweep's first
+point is that configuration. Winding: continuation keeps angles continuous (a winding reached by
+continuous motion, e.g. a double crank's joints, is physical and kept); a configuration obtained
+by (re)assembly instead (a first point the estimate's branch does not reach, the first converged
+point after failed ones, a restart) takes for each passive rotation variable the representative
+q + 2 pi k nearest its reference: the last good point before it, else the estimate
+(:func:`_keep_turns`, the whole run shifted alike). Runs so started are checked against the
+estimate's branch (:func:`_check_branch`); those off it are ``other_branch``.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
 branch points) and points that cannot be assembled are reported as events, never silently.
 A tall J_p (more constraint rows than passive variables: a planar loop written as a spatial
@@ -65,6 +77,7 @@ from .assembly import assemble, nearest_turn
 from .loop_closure import SINGULAR_CONDITION, Status, _loop_plan, mechanism_size
 from .mechanism import CompiledMechanism
 
+_CONVERGED = int(Status.CONVERGED)
 #: the kernel set of jit.py's record (interpreted rent, compile cost), declared in jit.KERNEL_SETS
 KERNEL_SET = "sweep"
 #: interpreted kernel CPU per work unit (s; :func:`_work_units`), measured on 721-point sweeps
@@ -412,8 +425,8 @@ def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray
     if point.status == Status.CONVERGED:
         return np.ascontiguousarray(point.q, dtype=np.float64), True
     res = assemble(mech, a0, q, tol=tol)
-    if res.status == Status.CONVERGED:
-        return np.ascontiguousarray(nearest_turn(mech, res.q, q_start), dtype=np.float64), False
+    if res.status == Status.CONVERGED:  # (its passive angles nearest the assembly at the estimate's inputs)
+        return np.ascontiguousarray(nearest_turn(mech, res.q, q_start, passive_only=True), dtype=np.float64), False
     return q, False
 
 
@@ -471,7 +484,9 @@ def _restarts(status: np.ndarray, reassembled: np.ndarray, coarse: np.ndarray, c
     a coarse point the kernel restarted from the last good configuration (its ``reassembled``
     flag) when the coarse point before it converged (when that one failed, the points between
     were solved from this one, and the run starts at the first of them)."""
-    ok = status == Status.CONVERGED
+    ok = status == _CONVERGED
+    if continued and ok.all() and not reassembled.any():  # (the common case, without the passes below)
+        return np.zeros(len(status), dtype=bool)
     out = ok.copy()
     out[1:] &= ~ok[:-1]
     out[0] &= not continued
@@ -614,9 +629,9 @@ def configuration_at(mech: CompiledMechanism, q_actuated: np.ndarray, q_estimate
     if home is None:  # no mode to follow: assembled at a itself (a fallback the caller reports)
         res = assemble(mech, a, q_est, tol=tol)
         ok = res.status == Status.CONVERGED
-        return BranchPoint(nearest_turn(mech, res.q, q_est) if ok else np.asarray(res.q, float), int(res.status),
-                           res.residual, float(res.condition), int(res.worst_loop), "assembled" if ok else "",
-                           q_est[mech.q_actuated], nan)
+        # (assemble already gives passive angles nearest the estimate)
+        return BranchPoint(np.asarray(res.q, float), int(res.status), res.residual, float(res.condition),
+                           int(res.worst_loop), "assembled" if ok else "", q_est[mech.q_actuated], nan)
     plan = _plan(mech, 64)
     pk = _compiled_kernel() if plan.compile else _interpreted_kernel()
     return _follow_branch(mech, a, home, tol, max_step, pk)
@@ -627,20 +642,21 @@ def configuration_at(mech: CompiledMechanism, q_actuated: np.ndarray, q_estimate
 _MAX_ROUTE_STEPS = 200_000
 
 
-def _routes(mech: CompiledMechanism, a: np.ndarray, a_home: np.ndarray) -> list[tuple[np.ndarray, str]]:
-    """Targets to follow the branch to, in order: ``a`` itself (straight), then, for revolute
-    inputs, the equivalent values within one turn of the estimate's inputs: the nearest one,
-    then the other way round (every revolute input shifted alike)."""
-    rot = np.asarray(mech.q_is_rotation, bool)[mech.q_actuated]
-    out = [(a, "continuation")]
-    if rot.any():
-        up = np.where(rot, a_home + np.mod(a - a_home, 2 * np.pi), a)
-        down = np.where(rot, up - 2 * np.pi, a)
-        near_up = np.abs(up - a_home)[rot].max() <= np.abs(down - a_home)[rot].max()
-        for t in ((up, down) if near_up else (down, up)):
-            if not any(np.allclose(t, u, rtol=0, atol=1e-12) for u, _ in out):
-                out.append((t, "equivalent"))
-    return out
+def _routes(mech: CompiledMechanism, a: np.ndarray, a_home: np.ndarray):
+    """Targets to follow the branch to, in order (a generator: the others are computed only
+    when the straight one fails): ``a`` itself (straight), then, for revolute inputs, the
+    equivalent values within one turn of the estimate's inputs: the nearest one, then the
+    other way round (every revolute input shifted alike)."""
+    yield a, "continuation"
+    rot = mech.q_is_rotation[mech.q_actuated]
+    if not rot.any():
+        return
+    up = np.where(rot, a_home + np.mod(a - a_home, 2 * np.pi), a)
+    down = np.where(rot, up - 2 * np.pi, a)
+    near_up = np.abs(up - a_home)[rot].max() <= np.abs(down - a_home)[rot].max()
+    for t in ((up, down) if near_up else (down, up)):
+        if np.abs(t - a).max() > 1e-12:  # (not the straight route again)
+            yield t, "equivalent"
 
 
 def _follow_branch(mech: CompiledMechanism, a: np.ndarray, home: np.ndarray, tol: float, max_step: float,

@@ -76,12 +76,16 @@ def format_for(path: str | os.PathLike, format: str | None = None) -> str:
 
 
 # -- public API -------------------------------------------------------------------------------------
-def check_output(path: str | os.PathLike, format: str | None = None) -> str:
+def check_output(path: str | os.PathLike, format: str | None = None, *, make_dirs: bool = False) -> str:
     """Check before a run that :func:`write_table` can write ``path`` (``format`` as there):
     the format is known (from ``format`` or the extension; .parquet also needs pyarrow), and
     ``path`` is a device, or a file name in an existing, writable directory. Returns the format.
     Raises :class:`OutputError` naming the path and the fix, so that a long run never ends in
-    an output that cannot be written."""
+    an output that cannot be written.
+
+    ``make_dirs``: the directory may be missing when the writer creates it first (``linkcli
+    batch`` makes the folders of its outputs): then its nearest existing ancestor must be a
+    writable directory (not a file in the way)."""
     name = os.fspath(path)
     if format is None and is_special_file(name) and os.path.splitext(name)[1].lower() not in EXTENSIONS:
         format = "csv"
@@ -95,6 +99,8 @@ def check_output(path: str | os.PathLike, format: str | None = None) -> str:
     if os.path.isdir(target):
         raise OutputError(f"cannot write '{name}': it is a directory; give a file name in it, e.g. "
                           f"'{os.path.join(name, 'results.' + fmt)}'")
+    if not os.path.isdir(directory) and make_dirs:
+        directory = _creatable_directory(name, directory)
     if not os.path.isdir(directory):
         raise OutputError(f"cannot write '{name}': directory '{directory}' does not exist; create it first "
                           f"(mkdir -p '{directory}') or write elsewhere")
@@ -102,6 +108,21 @@ def check_output(path: str | os.PathLike, format: str | None = None) -> str:
         raise OutputError(f"cannot write '{name}': no permission to create files in directory '{directory}'; "
                           "write elsewhere")
     return fmt
+
+
+def _creatable_directory(name: str, directory: str) -> str:
+    """The nearest existing ancestor of the missing ``directory`` (where ``os.makedirs`` starts
+    creating folders); OutputError when a file (or anything not a directory) stands in the way."""
+    ancestor = directory
+    while not os.path.lexists(ancestor):
+        parent = os.path.dirname(ancestor)
+        if parent == ancestor:
+            break
+        ancestor = parent
+    if not os.path.isdir(ancestor):
+        raise OutputError(f"cannot write '{name}': its folder '{directory}' cannot be created, '{ancestor}' "
+                          "exists and is not a directory; remove or rename it, or write elsewhere")
+    return ancestor
 
 
 def write_table(table: ResultTable | TableStream, path: str | os.PathLike, format: str | None = None) -> str:

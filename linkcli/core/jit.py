@@ -368,7 +368,12 @@ def _write_record(data: dict) -> None:
             pass
 
 
-def _entry(record: dict, kernel_set: str) -> dict:
+def record_entry(record: dict, kernel_set: str) -> dict:
+    """The entry of ``kernel_set`` in the record (:func:`read_record`) with every field valid:
+    ``rent_paid_s`` (CPU s of interpreted runs beyond compiled ones since the last compile),
+    ``seconds_per_unit`` (interpreted CPU s per work unit), ``compile_s`` (CPU s of compiling the
+    set on an empty cache), ``runs`` (interpreted runs recorded); a missing, negative or
+    non-finite field takes its declared default (:data:`KERNEL_SETS`)."""
     e = record.get(kernel_set)
     e = dict(e) if isinstance(e, dict) else {}
 
@@ -418,7 +423,7 @@ def plan_kernels(kernel_set: str, units: float, *, many: bool = False) -> Plan:
     When the mode is already fixed (kernels imported earlier in the process), the plan follows it.
     Raises ValueError for a bad ``LINKCLI_JIT``."""
     mode = requested_mode()
-    e = _entry(read_record(), kernel_set)
+    e = record_entry(read_record(), kernel_set)
     cached = kernels_cached(kernel_set)
     projected = units * e["seconds_per_unit"]
     if mode_fixed():
@@ -462,7 +467,7 @@ def record_run(kernel_set: str, plan: Plan, units: float, cpu_s: float) -> None:
     if units <= 0 or not math.isfinite(cpu_s) or cpu_s < 0:
         return
     record = read_record()
-    e = _entry(record, kernel_set)
+    e = record_entry(record, kernel_set)
     if not plan.compile:
         rate = cpu_s / units
         e["seconds_per_unit"] = rate if e["runs"] == 0 else 0.5 * (rate + e["seconds_per_unit"])

@@ -111,6 +111,18 @@ def test_a_bad_out_dir_option_is_a_usage_error(run_cli, monkeypatch, tmp_path):
     assert r.exit_code == ExitCode.USAGE, r.output
 
 
+def test_a_junit_report_that_cannot_be_written_is_refused_before_any_work(run_cli, monkeypatch, tmp_path):
+    _no_run(monkeypatch)
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    jobs = _job_file(tmp_path, f"jobs:\n  a:\n    files: {FOURBAR}\n")
+    r = run_cli("batch", jobs, "--out-dir", tmp_path / "out", "--junit", tmp_path / "afile" / "report.xml")
+    assert r.exit_code == ExitCode.USAGE, r.output
+    assert f"cannot write '{tmp_path / 'afile' / 'report.xml'}'" in r.stderr and "not a directory" in r.stderr
+    r = run_cli("batch", jobs, "--out-dir", tmp_path / "out", "--junit", tmp_path)  # a directory
+    assert r.exit_code == ExitCode.USAGE and "is a directory" in r.stderr, r.output  # click says so
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_out_dir_of_the_job_file_is_located_at_its_line(run_cli, monkeypatch, tmp_path):
     _no_run(monkeypatch)
     (tmp_path / "afile").write_text("", encoding="utf-8")

@@ -92,13 +92,21 @@ def check_output(path: str | os.PathLike, format: str | None = None, *, make_dir
     fmt = format_for(path, format)
     if fmt == "parquet":
         _pyarrow_parquet(path)
-    if is_special_file(name):
-        return fmt
+    if not is_special_file(name):
+        check_destination(name, make_dirs=make_dirs, example=f"results.{fmt}")
+    return fmt
+
+
+def check_destination(path: str | os.PathLike, *, make_dirs: bool = False, example: str = "results.csv") -> None:
+    """The directory part of :func:`check_output`, for any file written atomically (a report):
+    ``path`` is not a directory, and its directory exists (or, with ``make_dirs``, can be
+    created) and is writable. OutputError naming the path and the fix."""
+    name = os.fspath(path)
     target = os.path.abspath(name)
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise OutputError(f"cannot write '{name}': it is a directory; give a file name in it, e.g. "
-                          f"'{os.path.join(name, 'results.' + fmt)}'")
+                          f"'{os.path.join(name, example)}'")
     if not os.path.isdir(directory) and make_dirs:
         directory = _creatable_directory(name, directory)
     if not os.path.isdir(directory):
@@ -107,7 +115,6 @@ def check_output(path: str | os.PathLike, format: str | None = None, *, make_dir
     if not os.access(directory, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write '{name}': no permission to create files in directory '{directory}'; "
                           "write elsewhere")
-    return fmt
 
 
 def _creatable_directory(name: str, directory: str) -> str:
@@ -606,6 +613,7 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
     return table
 
 
-__all__ = ["OutputError", "atomic_path", "is_special_file", "FORMATS", "format_for", "write_table", "dump_table",
+__all__ = ["OutputError", "check_output", "check_destination", "atomic_path", "is_special_file", "FORMATS",
+           "format_for", "write_table", "dump_table",
            "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "read_table_parquet",
            "BINARY_FORMATS"]

@@ -162,12 +162,12 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
     for (k, path, matched), uid in zip(files, uids, strict=True):
         spec = JobSpec(uid, job_name, job.analysis, job.options,
                        tuple(job.figures) if job.figures else None, tuple(job.checks), job.strict)
-        name = (job.study.output if job.study is not None and job.study.output else None) or job.output
+        study_output = job.study.output if job.study is not None and job.study.output else None
+        name = study_output or job.output
         output = os.path.join(out_dir, _output_name(uid, name, Path(path).stem, several, fmt))
         unit = UnitPlan(spec, path, output, study=job.study, timeout=limit)
         if name and job_file is not None:
-            unit.output_from = (job_file, ("jobs", job_name, *(("study", "output") if name != job.output
-                                                               else ("output",))))
+            unit.output_from = (job_file, ("jobs", job_name, *(("study", "output") if study_output else ("output",))))
         units.append(unit)
         if not matched:
             d = _job_diag(job_file or "<command line>", smap, ("jobs", job_name, "files", k),

@@ -46,9 +46,16 @@ def interpreted_process(monkeypatch, tmp_path):
     kernels = []
     run = sweep._solve_sweep_kernel
 
-    def spy(mech, Q, q0, tol, max_step, pk):
-        kernels.append(pk)
-        return run(mech, Q, q0, tol, max_step, pk)
+    depth = [0]
+
+    def spy(mech, Q, q0, tol, max_step, pk):  # the sweeps an analysis asked for: not the path that
+        if depth[0] == 0:                     # carries the estimate's branch to the first input
+            kernels.append(pk)                # (sweep._follow_branch: the same kernel module pk)
+        depth[0] += 1
+        try:
+            return run(mech, Q, q0, tol, max_step, pk)
+        finally:
+            depth[0] -= 1
 
     monkeypatch.setattr(sweep, "_solve_sweep_kernel", spy)
     return kernels

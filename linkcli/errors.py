@@ -76,6 +76,7 @@ class Diagnostic:
     message: str
     hint: str = ""
     severity: Literal["error", "warning"] = "error"
+    code: str = ""  # the check's kind (linkcli.model.checks.Problem.code), "" for most
 
     @property
     def key(self) -> str:

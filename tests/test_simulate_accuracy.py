@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from linkcli.cli.common import ExitCode
-from linkcli.core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, whole_steps
+from linkcli.core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, reference_energy, whole_steps
 
 SHAKER = Path(__file__).resolve().parent.parent / "mechanisms" / "shaker_pendulum.yaml"
 BOB_KG = 1.0  # the lighter moving link the spring joins (the bob, 1 kg; the arm is 0.5 kg but is not joined)
@@ -175,3 +175,20 @@ def test_whole_steps():
     assert whole_steps(0.0105, 0.001) == (11, pytest.approx(0.0105 / 11, rel=1e-15))
     assert whole_steps(2.0, 1e-3) == (2000, pytest.approx(1e-3, rel=1e-15))
     assert whole_steps(0.001, 1.0)[0] == 1
+
+
+def test_noise_of_a_mechanism_at_rest_without_gravity_is_not_flagged():
+    """No gravity, no springs (PE = 0), nothing moving: a kinetic energy of 1e-60 J is round-off,
+    far below the mechanism's own energy unit M (L/T)^2 (1 kg, 1 m, 1 s: 1 J)."""
+    t = np.linspace(0.0, 1.0, 11)
+    ke = np.r_[0.0, np.full(10, 1e-60)]
+    zero = np.zeros(11)
+    c = EnergyBalanceCheck(reference_J=reference_energy(1.0, 1.0, 1.0))
+    c.update(t, ke, zero, ke, (zero, zero, zero), ke)
+    assert c.ok
+    c = EnergyBalanceCheck()  # without the reference the same noise is 100 % of its own scale
+    c.update(t, ke, zero, ke, (zero, zero, zero), ke)
+    assert not c.ok
+    c = EnergyBalanceCheck(reference_J=reference_energy(0.0, 1.0, 1.0))  # no mass: not judged
+    c.update(t, ke, zero, ke, (zero, zero, zero), ke)
+    assert c.ok and c.worst == 0.0

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.assembly import assemble
-from ..core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, whole_steps
+from ..core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, reference_energy, whole_steps
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
@@ -128,7 +128,9 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         return _not_started("invalid_start", msg, messages)
     if note:
         messages.append(note)
-    tab = _Tabulator(mech)
+    from ..core.loop_closure import mechanism_size
+
+    tab = _Tabulator(mech, reference_energy(float(mech.link_mass[1:].sum()), mechanism_size(mech), req.t_end))
     spool = None if block_rows is None else _scratch(TableSpool, scratch_dir)
     wall, cpu = time.perf_counter(), time.process_time()
     from ..core.dynamics import simulate, simulate_chunks
@@ -195,7 +197,11 @@ def run_diagnostics(loaded, req: SimulateRequest) -> list:
     replaced by those at the step this run takes (``--dt`` and the fit to ``t_end`` included)."""
     from ..io.loader import diagnostics
     from ..model.checks import SPRING_STEP, spring_step_problems
+    from ..model.sizes import simulation_size_problem
 
+    problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
+    if problem:
+        raise AnalysisInputError(problem)
     _, h = whole_steps(req.t_end, req.dt)
     sim = loaded.model.analysis.simulate
     source = ("analysis.simulate.dt" if sim is not None and sim.dt == req.dt
@@ -295,7 +301,9 @@ class _Tabulator:
     the energy at t = 0 of the balance error; so the blocks joined are the table of the whole
     run, bit for bit. ``cpu``: CPU time spent tabulating (s), for the caller to keep apart."""
 
-    def __init__(self, mech: CompiledMechanism) -> None:
+    def __init__(self, mech: CompiledMechanism, reference_J: float = 0.0) -> None:
+        """``reference_J``: the mechanism's energy unit for the balance's round-off floor
+        (:func:`~linkcli.core.dynamics.accuracy.reference_energy`)."""
         from ..core.transforms import Unwrap
 
         self.mech, self.units = mech, Units.of(mech)
@@ -304,7 +312,7 @@ class _Tabulator:
         self.n, self.t_last, self.cpu = 0, 0.0, 0.0
         self.max_residual = self.max_balance_error = 0.0
         self.peak_load = np.zeros(len(mech.driver_names))
-        self.balance = EnergyBalanceCheck()
+        self.balance = EnergyBalanceCheck(reference_J=reference_J)
 
     def block(self, res) -> ResultTable:
         """The table rows of the SimulationResult ``res`` (the next rows of the run), columns:
@@ -372,9 +380,9 @@ class _Tabulator:
         """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`)."""
         b = self.balance
         return (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
-                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on): the motion is not "
-                "accurate from there (an unstable or too coarse time step: a spring too stiff or a motion too fast "
-                "for dt); every row is kept; try a smaller dt")
+                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on): the "
+                "motion is not accurate from there (an unstable or too coarse time step: a spring too stiff or a "
+                "motion too fast for dt); every row is kept; try a smaller dt")
 
     def summary(self, res, wall: float, status: str | None = None, message: str | None = None) -> dict:
         """The run's summary (``res`` a SimulationResult or SimulationRun, for dt and counts;

@@ -71,7 +71,7 @@ def _sweep(file, loaded, mech, set_, sweep, zip_, quiet):
     from .solve import build_request
 
     req = build_request(loaded.model, set_=set_, sweep=sweep, zip_=zip_, rate=None, acceleration=None,
-                        output_frames=None)
+                        output_frames=None, mech=mech)
     if not req.sweeps:
         raise AnalysisInputError(f"{file} has no sweep under analysis.solve: give one, e.g. "
                                  f"--sweep {mech.q_names[int(mech.q_actuated[0])] if mech.n_actuated else 'JOINT'}"
@@ -94,7 +94,7 @@ def _simulation(file, loaded, mech, set_, t_end, dt, quiet):
     overrides = {k: v for k, v in (("t_end", t_end), ("dt", dt)) if v is not None}
     if any(v <= 0 for v in overrides.values()):
         raise AnalysisInputError("--t-end and --dt must be positive")
-    req = replace(req, **overrides, set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])})
+    req = replace(req, **overrides, set={**req.set, **dict(parse_assignment(s, "--set", mech) for s in set_ or [])})
     outcome = run_simulate(mech, req, loaded)
     if not quiet:
         for message in outcome.messages:

@@ -55,7 +55,7 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
     view_angles = parse_view(view)
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
-    values = dict(parse_assignment(s, "--set") for s in set_ or [])
+    values = dict(parse_assignment(s, "--set", mech) for s in set_ or [])
     a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])
     res = configuration_at(mech, a)
     at = format_inputs(mech, a, digits=4)

@@ -26,7 +26,7 @@ def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
-    outcome = run_jacobian(mech, dict(parse_assignment(s, "--set") for s in set_ or []), frame, loaded)
+    outcome = run_jacobian(mech, dict(parse_assignment(s, "--set", mech) for s in set_ or []), frame, loaded)
     table = outcome.table
     emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: Jacobian ({frame} frame)")
     meta = table.metadata

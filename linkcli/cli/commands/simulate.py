@@ -70,8 +70,8 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         raise AnalysisInputError(f"--tol {tol:g}: a relative tolerance above 1e-3 would accept inaccurate steps; "
                                  "use 1e-12 .. 1e-6 (default 1e-10)")
     req = replace(req, **overrides,
-                  set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
-                  rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
+                  set={**req.set, **dict(parse_assignment(s, "--set", mech) for s in set_ or [])},
+                  rates={**req.rates, **dict(parse_assignment(r, "--rate", mech) for r in rate or [])})
     # the file's warnings, the spring-step ones at the step this run takes (--dt, fitted to t_end)
     print_diagnostics(run_diagnostics(loaded, req), quiet)
     _plan_and_announce(req, mech, quiet)  # the compile decision (also with -q): before any kernel import

@@ -11,8 +11,11 @@ Criterion (scale-free): at each saved time t the run's energy scale is
     S(t) = max over rows up to t of  KE + |PE - PE_0| + |W_dampers| + |W_drivers| + |W_loads|
 
 (J; every term independent of the potential's datum and of the frame's origin), and the
-balance is bad at t when ``|balance(t)| > BALANCE_RTOL * S(t)`` (plus a round-off floor of
-:data:`ROUNDOFF_RTOL` times the largest energy magnitude seen, for runs where nothing moves).
+balance is bad at t when ``|balance(t)| > BALANCE_RTOL * S(t)`` plus a round-off floor for
+runs where nothing moves: :data:`ROUNDOFF_RTOL` times the larger of the largest energy
+magnitude seen and the mechanism's own energy unit ``M (L / T)^2`` (:func:`reference_energy`:
+its mass moved its size over the run's duration). A mechanism without mass has only the
+regularising masses the integrator adds (their energies are noise): it is not judged.
 Since ``|balance| <= KE_0 + S``, the ratio is about 1 when the balance error is the energy of
 the run (an unstable step feeding energy in). The variational integrator's error is
 second order: ``|balance| / S`` measured 1.6e-4 (dt 1e-4) and 1.6e-2 (dt 1e-3) for the shaker
@@ -36,6 +39,15 @@ BALANCE_RTOL = 0.1
 ROUNDOFF_RTOL = 1e-9
 
 
+def reference_energy(total_mass: float, size: float, duration: float) -> float:
+    """``M (L / T)^2`` (J): the kinetic energy of the mechanism's mass ``total_mass`` (kg)
+    moving its size ``size`` (m) in the run's duration ``duration`` (s); inf for a mechanism
+    without mass (nothing to judge: see the module docstring)."""
+    if not total_mass > 0:
+        return math.inf
+    return total_mass * (size / duration) ** 2
+
+
 def whole_steps(t_end: float, dt: float) -> tuple[int, float]:
     """``(n_steps, h)``: ``t_end`` (s) divided into ``n_steps`` whole steps of ``h = t_end /
     n_steps`` s, the smallest number of steps with ``h <= dt`` (a ``dt`` that divides
@@ -51,8 +63,9 @@ class EnergyBalanceCheck:
     when nothing moves), ``bad_from`` the
     first saved time (s) at which the balance is bad (None: never) and ``ok``."""
 
-    def __init__(self, rtol: float = BALANCE_RTOL) -> None:
+    def __init__(self, rtol: float = BALANCE_RTOL, reference_J: float = 0.0) -> None:
         self.rtol = rtol
+        self.reference = reference_J  # J, :func:`reference_energy` (inf: nothing is judged)
         self.scale = 0.0  # J, S over the rows so far
         self.magnitude = 0.0  # J, the largest |KE|, |PE|, |total| so far (round-off floor)
         self.worst = 0.0
@@ -76,7 +89,7 @@ class EnergyBalanceCheck:
                                                         np.full(len(t), self.magnitude)]))
         # |balance| relative to S, the round-off floor added (bad: ratio > rtol); NaN compares
         # False, but a NaN state ends the run in the integrator (status diverged) anyway
-        floor = scale + ROUNDOFF_RTOL * size / self.rtol
+        floor = scale + ROUNDOFF_RTOL * np.maximum(size, self.reference) / self.rtol
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(floor > 0, np.abs(balance) / floor, 0.0)
         bad = ratio > self.rtol

@@ -384,6 +384,13 @@ def _table(mech, loaded, req, inputs, o, res, q, qd, qdd, fr: ks.ForcesResult, l
             tau_load[good] = ks.load_holding(mech, q[good], loads)[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             ma = load / np.abs(tau_load)
+        # a dead centre: the holding torque vanishes to round-off (1.1e15 instead of inf). The
+        # same threshold as every singular test: an advantage times the input's lever (the
+        # mechanism size for a crank, 1 for a slide) above SINGULAR_CONDITION is infinite
+        from ..core.loop_closure import SINGULAR_CONDITION, mechanism_size
+
+        lever = mechanism_size(mech) if rot else 1.0
+        ma[np.isfinite(tau_load) & (ma * lever > SINGULAR_CONDITION)] = np.inf
         table.add("", "mechanical_advantage", "N/(N m)" if rot else "", ma[o])
     table.add("", "status", "", status_text[o])
     table.add("", "condition", "", res.condition[o])

@@ -59,7 +59,8 @@ class Sweep:
 
 
 def parse_sweep(text: str) -> Sweep:
-    """``JOINT=FROM:TO:STEP`` (or ``JOINT=FROM:TO:nNUM`` for NUM points)."""
+    """``JOINT=FROM:TO:STEP`` (or ``JOINT=FROM:TO:nNUM`` for NUM points). The sign of STEP
+    must follow FROM -> TO (``0:10:-1`` is refused with the fix; ``10:0:-1`` goes down)."""
     name, sep, spec = text.partition("=")
     parts = spec.split(":")
     if not sep or len(parts) != 3:
@@ -80,6 +81,12 @@ def parse_sweep(text: str) -> Sweep:
     except ValueError:
         raise AnalysisInputError(f"--sweep {text!r}: FROM and TO must be finite numbers, STEP a nonzero finite "
                                  "number (or nNUM with NUM >= 1)") from None
+    if sweep.step is not None and sweep.step * (sweep.to - sweep.from_) < 0:
+        name, lo, hi, step = sweep.name, parts[0].strip(), parts[1].strip(), parts[2].strip()
+        flipped = step[1:] if step.startswith("-") else f"-{step.lstrip('+')}"
+        raise AnalysisInputError(f"--sweep {text!r}: the step {step} runs away from TO ({lo} -> {hi}): write "
+                                 f"{name}={lo}:{hi}:{flipped} (the step's sign follows FROM -> TO), or "
+                                 f"{name}={hi}:{lo}:{step} to sweep the other way")
     problem = sweep_size_problem(sweep.count(), f"--sweep {text!r}")
     if problem:
         raise AnalysisInputError(problem)

@@ -360,7 +360,7 @@ class _Tabulator:
         for quantity in ("kinetic", "potential", "total", "work_dampers", "work_drivers", "work_loads"):
             table.add("energy", quantity, "J", getattr(res, quantity))
         table.add("energy", "balance_error", "J", balance)
-        table.add("", "constraint_residual", "", res.constraint_residual)
+        table.add_length("", "constraint_residual", res.constraint_residual)  # m (angular rows times the size)
         return table
 
     def _add_pose(self, table: ResultTable, name: str, T: np.ndarray) -> None:

@@ -34,7 +34,7 @@ from ..core.limits import (
     proven_unreachable,
     row_status,
 )
-from ..core.loop_closure import Status
+from ..core.loop_closure import Status, loop_gaps
 from ..core.mechanism import CompiledMechanism
 from ..core.planar_metrics import (
     fourbar_loops,
@@ -247,8 +247,9 @@ def _block_table(mech, req, units, inputs, res, idx, ok, frames, loops, qd_act, 
         table.add_angle(entity, "transmission", np.where(ok, mu, np.nan))
     del P
     table.add("", "status", "", status_text)
+    gaps = loop_gaps(mech, q_solved)  # m: one length per loop (angular misfits times the size)
     for li, j in enumerate(mech.loop_joint):
-        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[idx, li])
+        table.add_length(f"loop_{mech.joint_names[j]}", "residual", gaps[:, li])
     table.add("", "condition", "", res.condition[idx])
     return table
 

@@ -342,9 +342,8 @@ def _columns(fs: FastStudy, full) -> dict:
         put(col, lambda ch, c, li=li: units.angle_from_si(ch.transmission(li)[c, o]))
     status = row_status(mech, fs.path, np.zeros(len(o), dtype=int))[o]
     put(t.add("", "status", "", status), lambda ch, c: status)
-    for li, j in enumerate(mech.loop_joint):
-        put(t.add(f"loop_{mech.joint_names[j]}", "residual", "", np.zeros(len(o))),
-            lambda ch, c, li=li: ch.sweeps[c].residual[o, li])
+    # loop_*.residual (a length: each loop's components, angular ones times the size) needs the
+    # variant's own constraint rows: not on the fast path (a figure over it reads the full table)
     put(t.add("", "condition", "", np.zeros(len(o))), lambda ch, c: ch.sweeps[c].condition[o])
     missing = [h for h in cols if h not in full.headers()]
     if missing:

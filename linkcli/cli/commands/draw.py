@@ -16,7 +16,8 @@ from ..common import ExitCode, echo_err, load_and_compile, print_diagnostics
 from ..options import MechanismFile, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated value in the file's units, or with a unit (crank_pin=30deg); repeatable.")]
 PictureOption = Annotated[Path, typer.Option(
     "--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
     help="Picture file: .png, .svg or .pdf (written atomically).")]

@@ -10,7 +10,8 @@ from ..common import check_output, echo_err, emit_table, finish, load_and_compil
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated value in the file's units, or with a unit (crank_pin=30deg); repeatable.")]
 FrameOption = Annotated[str, typer.Option(
     "--frame", help="Express the twist in the base (world) frame or the effector (tool) frame.")]
 

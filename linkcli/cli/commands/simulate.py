@@ -32,7 +32,8 @@ EveryOption = Annotated[int | None, typer.Option("--every", help="Save every N-t
 TolOption = Annotated[float | None, typer.Option(
     "--tol", help="Relative Newton tolerance of a step (default 1e-10).", show_default=False)]
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Initial actuated value (file units).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Initial actuated value (file units, or with a unit: crank_pin=30deg).")]
 RateOption = Annotated[list[str] | None, typer.Option(
     "--rate", metavar="JOINT=VALUE", show_default=False,
     help="Initial rate of any joint variable (file units per s); projected onto the constraints.")]

@@ -17,13 +17,15 @@ from ..common import check_output, echo_err, emit_table, finish, load_and_compil
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated value in the file's units, or with a unit (crank_pin=30deg); repeatable.")]
 SweepOption = Annotated[list[str] | None, typer.Option(
     "--sweep", metavar="JOINT=FROM:TO:STEP", show_default=False,
     help="Sweep an actuated variable (FROM:TO:nNUM for NUM points); repeat for 2-DOF mechanisms.")]
 ZipOption = Annotated[bool, typer.Option("--zip", help="Several sweeps advance together instead of as a grid.")]
 RateOption = Annotated[list[str] | None, typer.Option(
-    "--rate", metavar="JOINT=VALUE", help="Actuated rate (file units per s): adds velocities.", show_default=False)]
+    "--rate", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated rate (file units per s, or with a unit: 60rpm): adds velocities.")]
 AccOption = Annotated[list[str] | None, typer.Option(
     "--acceleration", metavar="JOINT=VALUE", show_default=False,
     help="Actuated acceleration (file units per s^2): adds accelerations.")]

@@ -278,6 +278,19 @@ class _Chunk:
         self._frames: np.ndarray | None = None
         self._lengths: np.ndarray | None = None
         self._trans: dict = {}
+        self._gaps: dict = {}
+
+    def gaps(self, c: int) -> np.ndarray:
+        """(n, n_loops) m, solve order: variant c's loop residuals as solve tabulates them
+        (:func:`linkcli.core.loop_closure.loop_gaps` of the variant's own frames)."""
+        if c not in self._gaps:
+            from ..core.loop_closure import loop_gaps
+            from ..core.variant_sweep import variant_mechanism
+
+            g = self.g
+            vm = variant_mechanism(self.fs.mech, g.T_link_frame[c], g.T_parent_joint[c], g.T_child_joint[c])
+            self._gaps[c] = loop_gaps(vm, self.q[c])
+        return self._gaps[c]
 
     @property
     def poses(self):
@@ -344,8 +357,9 @@ def _columns(fs: FastStudy, full) -> dict:
         put(col, lambda ch, c, li=li: units.angle_from_si(ch.transmission(li)[c, o]))
     status = row_status(mech, fs.path, np.zeros(len(o), dtype=int))[o]
     put(t.add("", "status", "", status), lambda ch, c: status)
-    # loop_*.residual (a length: each loop's components, angular ones times the size) needs the
-    # variant's own constraint rows: not on the fast path (a figure over it reads the full table)
+    for li, j in enumerate(mech.loop_joint):  # a length: each loop's misfit, angular ones times the size
+        put(t.add_length(f"loop_{mech.joint_names[j]}", "residual", np.zeros(len(o))),
+            lambda ch, c, li=li: units.length_from_si(ch.gaps(c)[o, li]))
     put(t.add("", "condition", "", np.zeros(len(o))), lambda ch, c: ch.sweeps[c].condition[o])
     missing = [h for h in cols if h not in full.headers()]
     if missing:

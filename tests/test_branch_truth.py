@@ -144,7 +144,10 @@ def test_fk_and_jacobian_beyond_a_limit_reach_the_input_the_other_way_round(run_
         out = run_cli("jacobian", DATA / "trip.yaml", "--set", f"crank_pin={at}", "-f", "json")
         assert out.exit_code == 0, out.stderr
         meta = json.loads(out.stdout)["metadata"]
-        j[at] = (meta["configuration"], np.array(json.loads(out.stdout)["data"]["crank_pin.d_dq"], float))
+        data = json.loads(out.stdout)["data"]  # every Jacobian column (crank_pin.dv_dq, .dw_dq ...)
+        cols = sorted(k for k in data if k.startswith("crank_pin."))
+        assert cols
+        j[at] = (meta["configuration"], np.array([np.asarray(data[k], float) for k in cols]))
     np.testing.assert_allclose(j["270"][0]["O4"], truth[3], rtol=0, atol=ANGLE_TOL_DEG)
     np.testing.assert_allclose(j["-90"][0]["O4"], truth[3], rtol=0, atol=ANGLE_TOL_DEG)
     # the same configuration, so the same Jacobian (main: -90's entries at 270 by way of the

@@ -580,8 +580,9 @@ class BranchPoint:
     restarts at a from the estimate, angles nearest it; callers report this fallback), "" when
     not reached;
     ``start`` (n_act,) SI the estimate's inputs; ``reached`` (n_act,) SI the farthest input the
-    straight path reached on that branch before it stopped (a limit of motion, or a failure of
-    the continuation; NaN when the estimate itself does not assemble); ``tried`` the equivalent
+    straight path reached on that branch before it stopped (a limit of motion located by
+    bisection to 1e-6 of a coarse step, or the last point before a failure of the continuation;
+    NaN when the estimate itself does not assemble); ``tried`` the equivalent
     inputs (SI) also tried."""
 
     q: np.ndarray
@@ -690,7 +691,14 @@ def _follow_branch(mech: CompiledMechanism, a: np.ndarray, home: np.ndarray, tol
                                int(res.worst_loop[-1]), route, a_home, a.copy(), tuple(tried))
         if route == "continuation":
             bad = np.flatnonzero(~ok | res.reassembled)
-            reached = path[max(int(bad[0]) - 1, 0)] if len(bad) else path[-1]
+            i = int(bad[0]) if len(bad) else len(path) - 1
+            reached = path[max(i - 1, 0)]
+            if 0 < i and not ok[i]:  # an end of motion between the two points: located by bisection
+                from .limits import locate_limits
+
+                found = locate_limits(mech, path[i - 1:i + 1], res.q[i - 1:i + 1], res.status[i - 1:i + 1],
+                                      width=1e-6 * limit, tol=tol)
+                reached = found[0].at if found else reached
     return BranchPoint(home.copy(), int(Status.NO_ASSEMBLY), np.full(mech.n_loops, np.nan), float("inf"), 0, "",
                        a_home, reached, tuple(tried))
 

@@ -1,0 +1,216 @@
+"""The exact extremes of a joint variable over a one-input sweep (a range of motion).
+
+The rows of a sweep sample the motion; the largest and smallest value of a joint variable lie
+between samples in general (a rocker's extreme positions, where its rate through the input is
+zero). Over a sweep of one actuated variable ``a`` the extremes of a variable ``q_i`` are among
+
+* the solved rows themselves (the ends of the sweep, or of a solved run);
+* the configurations at the located limits of motion (:func:`linkcli.core.limits.locate_limits`:
+  the branch ends there, between a solved and a failed row), given by the caller;
+* the interior stationary points: where ``dq_i/da`` (the tangent map,
+  :func:`linkcli.core.loop_closure.tangent_map`) changes sign between two consecutive solved
+  rows of one branch (no event between them). Each is located by ``scipy.optimize.brentq`` on
+  that rate, every evaluation solving the configuration at its input by Newton (the sweep
+  kernel's corrector) from the cubic Hermite guess of the segment's two rows -- the sweep's own
+  guess for points between coarse points, with its branch test
+  (:func:`linkcli.core.continuation.fine_point_left_branch`).
+
+Which segments are searched: those next to a sampled local extreme (a row whose value is not
+exceeded by its neighbours', or an end of a run), where the rate's sign differs at the two ends.
+A stationary maximum and minimum both inside one segment (the rate changing sign twice between
+two rows) leave no trace in the samples and are not found: the sweep's step must resolve the
+variable's wiggles. The value at a located stationary point is exact to the Newton tolerance
+(the location error enters the value squared).
+
+Cost: per searched segment a few Jacobian evaluations and ~4-8 Newton solves (each ~2 iterations
+from the Hermite guess), in the compiled (or interpreted) sweep kernel. Everything SI; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import continuation as rules
+from .loop_closure import Status, tangent_map
+from .mechanism import CompiledMechanism
+
+#: Newton tolerance of the refined configurations (residual relative to the mechanism size, or
+#: rad): near rounding, as locate_limits, so the refined value is exact to ~1e-13 rad / of size
+REFINE_TOL = 1e-13
+
+
+@dataclass(frozen=True)
+class Extremes:
+    """Smallest and largest value (SI: rad or m) of a joint variable over a sweep, and the
+    input (SI) where each is reached. ``located``: stationary points located between rows;
+    ``unresolved``: segments next to a sampled extreme where no sign change of the rate could
+    be bracketed or the solve left the branch (their sampled values stand)."""
+
+    lo: float
+    hi: float
+    lo_at: float
+    hi_at: float
+    located: int = 0
+    unresolved: int = 0
+
+
+class KernelPoints:
+    """Configurations and input rates of one mechanism (or one study variant) through the sweep
+    kernel ``pk`` (compiled or interpreted :mod:`linkcli.core.sweep_kernel`) and its packed model
+    (``mi`` integers, ``mf`` floats: the variant's geometry). ``mech`` supplies the topology
+    (passive and actuated sets), the same for every variant of a mechanism."""
+
+    def __init__(self, mech: CompiledMechanism, pk, mi: np.ndarray, mf: np.ndarray, n_wf: int, n_wi: int) -> None:
+        self.mech, self.pk, self.mi, self.mf = mech, pk, mi, mf
+        self.wf, self.wi = pk.workspace(n_wf, n_wi)
+        self._r = np.empty(mech.n_constraints)
+        self._J = np.empty((mech.n_constraints, mech.n_q))
+
+    def solve(self, a: np.ndarray, guess: np.ndarray, tol: float) -> tuple[np.ndarray, bool]:
+        """(q (n_q,), converged) at actuated values a (n_act,) from ``guess`` (n_q,) SI."""
+        q = np.empty(self.mech.n_q)
+        st = self.pk.solve_point(self.mi, self.mf, self.wf, self.wi, np.ascontiguousarray(a, dtype=np.float64),
+                                 np.ascontiguousarray(guess, dtype=np.float64), float(tol), rules.MAX_ITER, q)
+        return q, st == Status.CONVERGED
+
+    def rates(self, q: np.ndarray, col: int) -> np.ndarray:
+        """dq/da (n_q,) at the configuration q (n_q,) for actuated variable number ``col``
+        (the tangent map's column; rad/rad, m/rad, ...)."""
+        self.pk.evaluate(self.mi, self.mf, self.wf, np.ascontiguousarray(q, dtype=np.float64), self._r, self._J)
+        return tangent_map(self.mech, self._J)[:, col]
+
+
+class _LeftBranch(Exception):
+    """A refinement solve failed or converged off the segment's branch."""
+
+
+def sweep_extremes(points: KernelPoints, Q_act: np.ndarray, q: np.ndarray, ok: np.ndarray, var: int, col: int, *,
+                   breaks=(), ends=(), xtol: float = 1e-12) -> Extremes | None:
+    """The extremes of joint variable ``var`` over a sweep of actuated variable number ``col``.
+
+    Q_act (n, n_act) SI in solve order (consecutive rows neighbours, only column ``col``
+    varying); q (n, n_q) SI; ok (n,) the rows solved on the followed branch; ``breaks``:
+    indices k with an event between rows k and k + 1 (a singular crossing, a restart: no
+    stationary point is searched there); ``ends``: (a (n_act,), q (n_q,)) configurations at
+    located limits of motion (candidates). ``xtol``: width (SI) of the input bracket at which a
+    stationary point is taken as found. None when no row is solved.
+    """
+    Q_act = np.asarray(Q_act, dtype=float)
+    a = Q_act[:, col]
+    ok = np.asarray(ok, dtype=bool)
+    v = q[:, var]
+    best = _Best()
+    for k in np.flatnonzero(ok):
+        best.add(float(v[k]), float(a[k]))
+    for a_end, q_end in ends:
+        best.add(float(q_end[var]), float(a_end[col]))
+    if best.lo_at is None:
+        return None
+    broken = set(int(k) for k in breaks)
+    rates: dict[int, np.ndarray] = {}
+
+    def rate(k: int) -> float:
+        if k not in rates:
+            rates[k] = points.rates(q[k], col)
+        return float(rates[k][var])
+
+    located = unresolved = 0
+    searched: set[int] = set()
+    n = len(a)
+    for k in map(int, np.flatnonzero(ok)):
+        left = k > 0 and ok[k - 1] and (k - 1) not in broken
+        right = k + 1 < n and ok[k + 1] and k not in broken
+        if not (left or right):
+            continue
+        lo_nb = [float(v[j]) for j, has in ((k - 1, left), (k + 1, right)) if has]
+        if not (v[k] >= max(lo_nb) or v[k] <= min(lo_nb)):
+            continue  # not a sampled local extreme
+        for s, has in ((k - 1, left), (k, right)):
+            if not has or s in searched:
+                continue
+            searched.add(s)
+            r0, r1 = rate(s), rate(s + 1)
+            if r0 == 0.0 or r1 == 0.0 or (r0 > 0) == (r1 > 0):
+                # no sign change: none (a value not beyond the rows'), unless the samples say
+                # the variable turns inside (both neighbours on one side of it and the rates
+                # of one sign: two stationary points between rows the rate cannot bracket)
+                if r0 != 0.0 and r1 != 0.0 and _turns_inside(v, s, r0, r1, a):
+                    unresolved += 1
+                continue
+            try:
+                val, at = _stationary(points, Q_act, q, rates, s, col, var, xtol)
+            except _LeftBranch:
+                unresolved += 1
+                continue
+            best.add(val, at)
+            located += 1
+    assert best.lo_at is not None and best.hi_at is not None
+    return Extremes(best.lo, best.hi, best.lo_at, best.hi_at, located, unresolved)
+
+
+def _turns_inside(v: np.ndarray, s: int, r0: float, r1: float, a: np.ndarray) -> bool:
+    """Rates of one sign at both rows of segment s, but the values move against that sign:
+    the variable turns (twice) inside the segment."""
+    dv, da = v[s + 1] - v[s], a[s + 1] - a[s]
+    return bool(dv * da * r0 < 0)
+
+
+class _Best:
+    def __init__(self) -> None:
+        self.lo, self.hi = math.inf, -math.inf
+        self.lo_at: float | None = None
+        self.hi_at: float | None = None
+
+    def add(self, value: float, at: float) -> None:
+        if not math.isfinite(value):
+            return
+        if value < self.lo:
+            self.lo, self.lo_at = value, at
+        if value > self.hi:
+            self.hi, self.hi_at = value, at
+
+
+def _stationary(points: KernelPoints, Q_act, q, rates, s: int, col: int, var: int, xtol: float) -> tuple[float, float]:
+    """(value, input) SI of the stationary point of q[var] between rows s and s + 1 (brentq on
+    the rate; each evaluation a Newton solve from the segment's Hermite guess)."""
+    from scipy.optimize import brentq
+
+    a0, a1 = float(Q_act[s, col]), float(Q_act[s + 1, col])
+    h = a1 - a0
+    q0, q1 = q[s], q[s + 1]
+    m0, m1 = rates[s] * h, rates[s + 1] * h
+    span = float(np.max(np.abs(q1 - q0)))
+    solved: dict[float, np.ndarray] = {a0: q0, a1: q1}
+
+    def config(x: float) -> np.ndarray:
+        got = solved.get(x)
+        if got is not None:
+            return got
+        t = (x - a0) / h
+        h00, h10, h01, h11 = rules.hermite_weights(t)
+        guess = h00 * q0 + h10 * m0 + h01 * q1 + h11 * m1
+        inputs = Q_act[s].copy()
+        inputs[col] = x
+        guess[points.mech.q_actuated] = inputs
+        qx, conv = points.solve(inputs, guess, REFINE_TOL)
+        if not conv or rules.fine_point_left_branch(float(np.max(np.abs(qx - guess))), span):
+            raise _LeftBranch(x)
+        solved[x] = qx
+        return qx
+
+    def f(x: float) -> float:
+        if x == a0:
+            return float(rates[s][var])
+        if x == a1:
+            return float(rates[s + 1][var])
+        return float(points.rates(config(x), col)[var])
+
+    lo, hi = (a0, a1) if a0 < a1 else (a1, a0)
+    root = float(brentq(f, lo, hi, xtol=xtol))
+    return float(config(root)[var]), root
+
+
+__all__ = ["Extremes", "KernelPoints", "sweep_extremes", "REFINE_TOL"]

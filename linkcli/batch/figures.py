@@ -370,7 +370,7 @@ def _limit_configurations(table, mech, Q: np.ndarray, q: np.ndarray, ok: np.ndar
     from ..analyses.inputs import actuated_scale
     from ..analyses.solve import LIMIT_WIDTH
     from ..core.limits import locate_limits
-    from ..core.loop_closure import Status
+    from ..core.loop_closure import Status, solve_configuration
 
     tol = float(getattr(table, "metadata", {}).get("solver", {}).get("tol", 1e-10))
     out = []
@@ -380,8 +380,18 @@ def _limit_configurations(table, mech, Q: np.ndarray, q: np.ndarray, ok: np.ndar
             continue
         status = np.where(ok[[k0, k1]], Status.CONVERGED, Status.NO_ASSEMBLY)
         guess = np.where(np.isfinite(q[[k0, k1]]), q[[k0, k1]], 0.0)
+        reported = np.array([r.get("inputs", {}).get(mech.q_names[i], math.nan) for i in mech.q_actuated],
+                            dtype=float) * actuated_scale(mech)
         for lim in locate_limits(mech, Q[[k0, k1]], guess, status, width=LIMIT_WIDTH * actuated_scale(mech),
                                  tol=tol):
+            # the configuration at the very input the metadata reports (the bisection from the
+            # table's rows, rounded to file units and back, may stop a few 1e-12 away, and near a
+            # fold the configuration moves like the square root of that)
+            if np.all(np.isfinite(reported)):
+                res = solve_configuration(mech, reported, lim.q, tol=min(tol, 1e-13))
+                if res.status == Status.CONVERGED and np.max(np.abs(res.q - lim.q)) < 1e-4:
+                    out.append((reported, res.q))
+                    continue
             out.append((lim.at, lim.q))
     return out
 

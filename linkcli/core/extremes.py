@@ -103,8 +103,8 @@ def sweep_extremes(points: KernelPoints, Q_act: np.ndarray, q: np.ndarray, ok: n
     ok = np.asarray(ok, dtype=bool)
     v = q[:, var]
     best = _Best()
-    for k in np.flatnonzero(ok):
-        best.add(float(v[k]), float(a[k]))
+    for i in np.flatnonzero(ok):
+        best.add(float(v[i]), float(a[i]))
     for a_end, q_end in ends:
         best.add(float(q_end[var]), float(a_end[col]))
     if best.lo_at is None:

@@ -331,11 +331,12 @@ def _sweep_rows(table, mech):
     n = len(table)
     scale = table.units.q_scale(mech.q_is_rotation)
     q = np.empty((n, mech.n_q))
+    headers = tuple(table.headers())
     for k, name in enumerate(mech.q_names):
-        header = _first_starting(table, f"{name}.q [")
-        if header is None:
+        hits = _matching(headers, "startswith", f"{name}.q [")
+        if not hits:
             raise _NotSweep(f"no column {name}.q")
-        q[:, k] = np.asarray(table[header], dtype=float) * scale[k]
+        q[:, k] = np.asarray(table[hits[0]], dtype=float) * scale[k]
     Q = q[:, mech.q_actuated]
     if not np.all(np.isfinite(Q)):
         raise _NotSweep("an input is not finite")
@@ -346,13 +347,13 @@ def _sweep_rows(table, mech):
     d = np.diff(Q[:, col])
     if not (np.all(d > 0) or np.all(d < 0)):
         raise _NotSweep("the input is not monotone along the rows")
-    status = np.asarray(table["status"]) if "status" in table else np.full(n, "ok")
+    status = np.asarray(table["status"]) if "status" in headers else np.full(n, "ok")
     ok = (status == "ok") & np.all(np.isfinite(q), axis=1)
     breaks: set[int] = set()
     for rec in getattr(table, "metadata", {}).get("limits", ()):
         if rec.get("kind") == "singular_crossing":
             breaks.add(min(rec["rows"]))
-    if "condition" in table:
+    if "condition" in headers:
         from ..core.loop_closure import SINGULAR_CONDITION
 
         for k in np.flatnonzero(np.asarray(table["condition"], dtype=float) > SINGULAR_CONDITION):

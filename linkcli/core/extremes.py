@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import continuation as rules
-from .loop_closure import Status, tangent_map
+from .loop_closure import Status
 from .mechanism import CompiledMechanism
 
 #: Newton tolerance of the refined configurations (residual relative to the mechanism size, or
@@ -66,21 +66,22 @@ class KernelPoints:
     def __init__(self, mech: CompiledMechanism, pk, mi: np.ndarray, mf: np.ndarray, n_wf: int, n_wi: int) -> None:
         self.mech, self.pk, self.mi, self.mf = mech, pk, mi, mf
         self.wf, self.wi = pk.workspace(n_wf, n_wi)
-        self._r = np.empty(mech.n_constraints)
-        self._J = np.empty((mech.n_constraints, mech.n_q))
 
-    def solve(self, a: np.ndarray, guess: np.ndarray, tol: float) -> tuple[np.ndarray, bool]:
-        """(q (n_q,), converged) at actuated values a (n_act,) from ``guess`` (n_q,) SI."""
-        q = np.empty(self.mech.n_q)
-        st = self.pk.solve_point(self.mi, self.mf, self.wf, self.wi, np.ascontiguousarray(a, dtype=np.float64),
-                                 np.ascontiguousarray(guess, dtype=np.float64), float(tol), rules.MAX_ITER, q)
-        return q, st == Status.CONVERGED
+    def solve(self, a: np.ndarray, guess: np.ndarray, tol: float, col: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """(q (n_q,), dq/da (n_q,), converged) at actuated values a (n_act,) from ``guess``
+        (n_q,) SI; the rates for actuated variable number ``col``."""
+        q, rate = np.empty(self.mech.n_q), np.empty(self.mech.n_q)
+        st = self.pk.solve_point_rates(self.mi, self.mf, self.wf, self.wi, np.ascontiguousarray(a, dtype=np.float64),
+                                       np.ascontiguousarray(guess, dtype=np.float64), float(tol), rules.MAX_ITER,
+                                       col, q, rate)
+        return q, rate, st == Status.CONVERGED
 
     def rates(self, q: np.ndarray, col: int) -> np.ndarray:
         """dq/da (n_q,) at the configuration q (n_q,) for actuated variable number ``col``
-        (the tangent map's column; rad/rad, m/rad, ...)."""
-        self.pk.evaluate(self.mi, self.mf, self.wf, np.ascontiguousarray(q, dtype=np.float64), self._r, self._J)
-        return tangent_map(self.mech, self._J)[:, col]
+        (loop_closure.tangent_map's column, computed in the kernel; rad/rad, m/rad, ...)."""
+        out = np.empty(self.mech.n_q)
+        self.pk.input_rates(self.mi, self.mf, self.wf, self.wi, np.ascontiguousarray(q, dtype=np.float64), col, out)
+        return out
 
 
 class _LeftBranch(Exception):
@@ -103,13 +104,16 @@ def sweep_extremes(points: KernelPoints, Q_act: np.ndarray, q: np.ndarray, ok: n
     ok = np.asarray(ok, dtype=bool)
     v = q[:, var]
     best = _Best()
-    for i in np.flatnonzero(ok):
-        best.add(float(v[i]), float(a[i]))
+    if ok.any():
+        rows = np.flatnonzero(ok & np.isfinite(v))
+        if len(rows):
+            i, j = rows[np.argmin(v[rows])], rows[np.argmax(v[rows])]
+            best.add(float(v[i]), float(a[i]))
+            best.add(float(v[j]), float(a[j]))
     for a_end, q_end in ends:
         best.add(float(q_end[var]), float(a_end[col]))
     if best.lo_at is None:
         return None
-    broken = set(int(k) for k in breaks)
     rates: dict[int, np.ndarray] = {}
 
     def rate(k: int) -> float:
@@ -118,44 +122,61 @@ def sweep_extremes(points: KernelPoints, Q_act: np.ndarray, q: np.ndarray, ok: n
         return float(rates[k][var])
 
     located = unresolved = 0
-    searched: set[int] = set()
-    n = len(a)
-    for k in map(int, np.flatnonzero(ok)):
-        left = k > 0 and ok[k - 1] and (k - 1) not in broken
-        right = k + 1 < n and ok[k + 1] and k not in broken
-        if not (left or right):
-            continue
-        lo_nb = [float(v[j]) for j, has in ((k - 1, left), (k + 1, right)) if has]
-        if not (v[k] >= max(lo_nb) or v[k] <= min(lo_nb)):
-            continue  # not a sampled local extreme
-        for s, has in ((k - 1, left), (k, right)):
-            if not has or s in searched:
-                continue
-            searched.add(s)
-            r0, r1 = rate(s), rate(s + 1)
-            if r0 == 0.0 or r1 == 0.0 or (r0 > 0) == (r1 > 0):
-                # no sign change: none (a value not beyond the rows'), unless the samples say
-                # the variable turns inside (both neighbours on one side of it and the rates
-                # of one sign: two stationary points between rows the rate cannot bracket)
-                if r0 != 0.0 and r1 != 0.0 and _turns_inside(v, s, r0, r1, a):
-                    unresolved += 1
-                continue
-            try:
-                val, at = _stationary(points, Q_act, q, rates, s, col, var, xtol)
-            except _LeftBranch:
+    for s in _segments_to_search(v, ok, breaks):
+        r0, r1 = rate(s), rate(s + 1)
+        if r0 == 0.0 or r1 == 0.0 or (r0 > 0) == (r1 > 0):
+            # no sign change: no stationary point the rows cannot see, unless the values move
+            # against the rates' common sign (the variable turns twice between the rows)
+            if r0 != 0.0 and r1 != 0.0 and _turns_inside(v, s, r0, a):
                 unresolved += 1
-                continue
-            best.add(val, at)
-            located += 1
+            continue
+        try:
+            val, at = _stationary(points, Q_act, q, rates, s, col, var, xtol)
+        except _LeftBranch:
+            unresolved += 1
+            continue
+        best.add(val, at)
+        located += 1
     assert best.lo_at is not None and best.hi_at is not None
     return Extremes(best.lo, best.hi, best.lo_at, best.hi_at, located, unresolved)
 
 
-def _turns_inside(v: np.ndarray, s: int, r0: float, r1: float, a: np.ndarray) -> bool:
+def _segments_to_search(v: np.ndarray, ok: np.ndarray, breaks) -> list[int]:
+    """Segments s (rows s, s + 1, both solved, no break between) next to a row whose value its
+    segment neighbours do not exceed on one side (a sampled local maximum or minimum, an end
+    of a run included)."""
+    n = len(v)
+    seg = ok[:-1] & ok[1:]
+    for k in breaks:
+        if 0 <= k < n - 1:
+            seg[k] = False
+    if not seg.any():
+        return []
+    dv = np.diff(v)
+    # per row: its value is >= (<=) the neighbour on each side that it has a segment with
+    has_l = np.concatenate(([False], seg))
+    has_r = np.concatenate((seg, [False]))
+    up_l = np.concatenate(([True], dv >= 0))   # v[k] >= v[k-1]
+    dn_l = np.concatenate(([True], dv <= 0))
+    up_r = np.concatenate((dv <= 0, [True]))   # v[k] >= v[k+1]
+    dn_r = np.concatenate((dv >= 0, [True]))
+    is_max = (~has_l | up_l) & (~has_r | up_r)
+    is_min = (~has_l | dn_l) & (~has_r | dn_r)
+    rows = np.flatnonzero((is_max | is_min) & (has_l | has_r) & ok)
+    out = set()
+    for k in rows.tolist():
+        if has_l[k]:
+            out.add(k - 1)
+        if has_r[k]:
+            out.add(k)
+    return sorted(out)
+
+
+def _turns_inside(v: np.ndarray, s: int, r0: float, a: np.ndarray) -> bool:
     """Rates of one sign at both rows of segment s, but the values move against that sign:
     the variable turns (twice) inside the segment."""
-    dv, da = v[s + 1] - v[s], a[s + 1] - a[s]
-    return bool(dv * da * r0 < 0)
+    dv, da = float(v[s + 1]) - float(v[s]), float(a[s + 1]) - float(a[s])
+    return dv * da * r0 < 0
 
 
 class _Best:
@@ -182,8 +203,9 @@ def _stationary(points: KernelPoints, Q_act, q, rates, s: int, col: int, var: in
     h = a1 - a0
     q0, q1 = q[s], q[s + 1]
     m0, m1 = rates[s] * h, rates[s + 1] * h
-    span = float(np.max(np.abs(q1 - q0)))
+    span = float(np.abs(q1 - q0).max())
     solved: dict[float, np.ndarray] = {a0: q0, a1: q1}
+    rate_at: dict[float, np.ndarray] = {a0: rates[s], a1: rates[s + 1]}
 
     def config(x: float) -> np.ndarray:
         got = solved.get(x)
@@ -195,18 +217,16 @@ def _stationary(points: KernelPoints, Q_act, q, rates, s: int, col: int, var: in
         inputs = Q_act[s].copy()
         inputs[col] = x
         guess[points.mech.q_actuated] = inputs
-        qx, conv = points.solve(inputs, guess, REFINE_TOL)
-        if not conv or rules.fine_point_left_branch(float(np.max(np.abs(qx - guess))), span):
+        qx, rx, conv = points.solve(inputs, guess, REFINE_TOL, col)
+        if not conv or rules.fine_point_left_branch(float(np.abs(qx - guess).max()), span):
             raise _LeftBranch(x)
-        solved[x] = qx
+        solved[x], rate_at[x] = qx, rx
         return qx
 
     def f(x: float) -> float:
-        if x == a0:
-            return float(rates[s][var])
-        if x == a1:
-            return float(rates[s + 1][var])
-        return float(points.rates(config(x), col)[var])
+        if x not in rate_at:
+            config(x)
+        return float(rate_at[x][var])
 
     lo, hi = (a0, a1) if a0 < a1 else (a1, a0)
     root = float(brentq(f, lo, hi, xtol=xtol))

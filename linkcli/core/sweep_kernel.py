@@ -601,6 +601,55 @@ def solve_point(mi, mf, wf, wi, a, guess, tol, max_iter, q_out):
     return st
 
 
+@_compiled
+def _input_rates_in_slot(mi, wf, wi, sl, col, out):
+    """out (n_q,) <- dq/da for actuated variable number ``col`` at the state (q, J) of slot sl:
+    loop_closure.tangent_map's column, the passive rates the least-squares / minimum-norm
+    solution of J_p x = -J[:, actuated col] (:func:`_solve_passive`, undamped)."""
+    n_q, n_c, n_p = mi[H_NQ], mi[H_NC], mi[H_NP]
+    o_pas = mi[O_PASSIVE]
+    act = mi[mi[O_ACT] + col]
+    jo, rhs, dx, Jp = _jo(mi, sl), mi[W_RHS], mi[W_DX], mi[W_JP]
+    for i in range(n_c):
+        wf[rhs + i] = -wf[jo + i * n_q + act]
+    _passive_block(mi, wf, sl, Jp)
+    _solve_passive(mi, wf, wi, Jp, rhs, 0.0, dx)
+    for k in range(n_q):
+        out[k] = 0.0
+    out[act] = 1.0
+    for m in range(n_p):
+        out[mi[o_pas + m]] = wf[dx + m]
+
+
+@_compiled
+def input_rates(mi, mf, wf, wi, q, col, out):
+    """out (n_q,) <- dq/da at the configuration q (n_q,) SI for actuated variable number
+    ``col`` (loop_closure.tangent_map's column; linkcli.core.extremes' root-finding)."""
+    n_q = mi[H_NQ]
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan  # no cached cos / sin
+    sl = _rt(mi, SL_1)
+    _set_q(mi, wf, sl, q)
+    _eval(mi, mf, wf, sl, _rt(mi, 1) == 1)
+    _input_rates_in_slot(mi, wf, wi, sl, col, out)
+
+
+@_compiled
+def solve_point_rates(mi, mf, wf, wi, a, guess, tol, max_iter, col, q_out, rate_out):
+    """:func:`solve_point`, and rate_out (n_q,) <- dq/da (:func:`input_rates`) at its result
+    (the Jacobian of its last accepted iterate); returns the status."""
+    n_q = mi[H_NQ]
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan
+    sl = _rt(mi, SL_1)
+    st = _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl)
+    qo = _qo(mi, sl)
+    for k in range(n_q):
+        q_out[k] = wf[qo + k]
+    _input_rates_in_slot(mi, wf, wi, sl, col, rate_out)
+    return st
+
+
 # --- small dense linear algebra on row-major blocks of wf ----------------------------------------
 @_compiled
 def _inv3(wf, A, ra, ca, X):

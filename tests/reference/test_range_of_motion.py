@@ -181,3 +181,27 @@ def test_study_fast_and_per_variant_paths_use_the_variants_geometry(run_cli, tmp
             key = next(k for k in row if k.startswith("O4.range"))
             assert abs(float(row[key]) - rocker_range_closed_form(4.0, 1.0, b, c)) < 1e-9, (path, b, c)
     assert {row["variant"] for row in tables["fast"]} == {"0", "1", "2", "3"}
+
+
+@pytest.mark.parametrize("name", ["fourbar", "watt_sixbar", "planar_fourbar_as_spatial", "rssr_spatial"])
+def test_kernel_input_rates_equal_the_tangent_map(name):
+    """KernelPoints' rates (computed in the sweep kernel) are loop_closure.tangent_map's column
+    (square, tall and wide J_p): 1e-10 relative, the two linear solves' rounding at condition
+    numbers up to ~1e3 along these sweeps."""
+    from linkcli.compile import compile_mechanism
+    from linkcli.core.loop_closure import constraints, tangent_map
+    from linkcli.core.sweep import kernel_points, solve_sweep
+    from linkcli.io.loader import load_mechanism
+
+    mech = compile_mechanism(load_mechanism(REPO / "mechanisms" / f"{name}.yaml").model)
+    a0 = mech.q_init[mech.q_actuated]
+    path = a0 + np.linspace(0.0, 0.5, 6)[:, None] * np.ones(mech.n_actuated)
+    res = solve_sweep(mech, path, mech.q_init)
+    kp = kernel_points(mech)
+    for k in np.flatnonzero(res.status == 0):
+        N = tangent_map(mech, constraints(mech, res.q[k]).J)
+        for col in range(mech.n_actuated):
+            np.testing.assert_allclose(kp.rates(res.q[k], col), N[:, col], rtol=1e-10, atol=1e-10)
+        q2, r2, conv = kp.solve(path[k], res.q[k], 1e-13, 0)
+        assert conv
+        np.testing.assert_allclose(r2, N[:, 0], rtol=1e-8, atol=1e-8)  # at q2, within 1e-10 of q

@@ -317,7 +317,7 @@ def _not_a_sweep(table, mech) -> str:
     """Why the table is not a solve sweep (''), from its metadata (a study's lazy table has its own)."""
     analysis = getattr(table, "metadata", {}).get("analysis")
     if analysis != "solve":
-        return f"{analysis or 'this'} analysis is not a sweep of one input"
+        return f"{analysis or 'these'} results: only a solve sweep of one input is refined"
     if not len(getattr(mech, "q_actuated", ())):
         return "no actuated variable"
     return ""

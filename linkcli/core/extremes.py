@@ -6,7 +6,11 @@ zero). Over a sweep of one actuated variable ``a`` the extremes of a variable ``
 
 * the solved rows themselves (the ends of the sweep, or of a solved run);
 * the configurations at the located limits of motion (:func:`linkcli.core.limits.locate_limits`:
-  the branch ends there, between a solved and a failed row), given by the caller;
+  the branch ends there, between a solved and a failed row), given by the caller. A limit is a
+  fold: within ``d`` of it (the bisection's bracket) a passive variable differs from its value
+  at the fold like ``sqrt(d)``, so an extreme reached at a limit is as exact as that (~1e-6 rad
+  for a bracket of 1e-12 rad), not to the solver's tolerance. No stationary point is searched
+  between the last solved row and a limit;
 * the interior stationary points: where ``dq_i/da`` (the tangent map,
   :func:`linkcli.core.loop_closure.tangent_map`) changes sign between two consecutive solved
   rows of one branch (no event between them). Each is located by ``scipy.optimize.brentq`` on
@@ -67,14 +71,16 @@ class KernelPoints:
         self.mech, self.pk, self.mi, self.mf = mech, pk, mi, mf
         self.wf, self.wi = pk.workspace(n_wf, n_wi)
 
-    def solve(self, a: np.ndarray, guess: np.ndarray, tol: float, col: int) -> tuple[np.ndarray, np.ndarray, bool]:
-        """(q (n_q,), dq/da (n_q,), converged) at actuated values a (n_act,) from ``guess``
-        (n_q,) SI; the rates for actuated variable number ``col``."""
+    def between(self, a: np.ndarray, ends: tuple, t: float, tol: float, col: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(q, dq/da, kernel status) at inputs a (n_act,) at fraction t of a segment ``ends`` =
+        (q0, q1, m0, m1) (its end configurations and tangents, C-contiguous float64): Newton from
+        the segment's cubic Hermite guess, BRANCH_JUMP (3) when it left the guessed branch
+        (sweep_kernel.solve_between)."""
         q, rate = np.empty(self.mech.n_q), np.empty(self.mech.n_q)
-        st = self.pk.solve_point_rates(self.mi, self.mf, self.wf, self.wi, np.ascontiguousarray(a, dtype=np.float64),
-                                       np.ascontiguousarray(guess, dtype=np.float64), float(tol), rules.MAX_ITER,
-                                       col, q, rate)
-        return q, rate, st == Status.CONVERGED
+        q0, q1, m0, m1 = ends
+        st = self.pk.solve_between(self.mi, self.mf, self.wf, self.wi, a, q0, q1, m0, m1, float(t), float(tol),
+                                   rules.MAX_ITER, col, q, rate)
+        return q, rate, int(st)
 
     def rates(self, q: np.ndarray, col: int) -> np.ndarray:
         """dq/da (n_q,) at the configuration q (n_q,) for actuated variable number ``col``
@@ -196,41 +202,30 @@ class _Best:
 
 def _stationary(points: KernelPoints, Q_act, q, rates, s: int, col: int, var: int, xtol: float) -> tuple[float, float]:
     """(value, input) SI of the stationary point of q[var] between rows s and s + 1 (brentq on
-    the rate; each evaluation a Newton solve from the segment's Hermite guess)."""
+    the rate; each evaluation a Newton solve from the segment's Hermite guess, in the kernel)."""
     from scipy.optimize import brentq
 
     a0, a1 = float(Q_act[s, col]), float(Q_act[s + 1, col])
     h = a1 - a0
-    q0, q1 = q[s], q[s + 1]
-    m0, m1 = rates[s] * h, rates[s + 1] * h
-    span = float(np.abs(q1 - q0).max())
-    solved: dict[float, np.ndarray] = {a0: q0, a1: q1}
-    rate_at: dict[float, np.ndarray] = {a0: rates[s], a1: rates[s + 1]}
+    c = np.ascontiguousarray
+    ends = (c(q[s], dtype=np.float64), c(q[s + 1], dtype=np.float64), c(rates[s] * h, dtype=np.float64),
+            c(rates[s + 1] * h, dtype=np.float64))
+    inputs = c(Q_act[s], dtype=np.float64)
+    solved: dict[float, tuple] = {a0: (q[s], rates[s]), a1: (q[s + 1], rates[s + 1])}
 
-    def config(x: float) -> np.ndarray:
+    def at(x: float) -> tuple:
         got = solved.get(x)
-        if got is not None:
-            return got
-        t = (x - a0) / h
-        h00, h10, h01, h11 = rules.hermite_weights(t)
-        guess = h00 * q0 + h10 * m0 + h01 * q1 + h11 * m1
-        inputs = Q_act[s].copy()
-        inputs[col] = x
-        guess[points.mech.q_actuated] = inputs
-        qx, rx, conv = points.solve(inputs, guess, REFINE_TOL, col)
-        if not conv or rules.fine_point_left_branch(float(np.abs(qx - guess).max()), span):
-            raise _LeftBranch(x)
-        solved[x], rate_at[x] = qx, rx
-        return qx
-
-    def f(x: float) -> float:
-        if x not in rate_at:
-            config(x)
-        return float(rate_at[x][var])
+        if got is None:
+            inputs[col] = x
+            qx, rx, st = points.between(inputs, ends, (x - a0) / h, REFINE_TOL, col)
+            if st != Status.CONVERGED:
+                raise _LeftBranch(x)
+            got = solved[x] = (qx, rx)
+        return got
 
     lo, hi = (a0, a1) if a0 < a1 else (a1, a0)
-    root = float(brentq(f, lo, hi, xtol=xtol))
-    return float(config(root)[var]), root
+    root = float(brentq(lambda x: float(at(x)[1][var]), lo, hi, xtol=xtol))
+    return float(at(root)[0][var]), root
 
 
 __all__ = ["Extremes", "KernelPoints", "sweep_extremes", "REFINE_TOL"]

@@ -635,18 +635,35 @@ def input_rates(mi, mf, wf, wi, q, col, out):
 
 
 @_compiled
-def solve_point_rates(mi, mf, wf, wi, a, guess, tol, max_iter, col, q_out, rate_out):
-    """:func:`solve_point`, and rate_out (n_q,) <- dq/da (:func:`input_rates`) at its result
-    (the Jacobian of its last accepted iterate); returns the status."""
+def solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, t, tol, max_iter, col, q_out, rate_out):
+    """A configuration between two solved points of a one-input path (linkcli.core.extremes'
+    root-finding): at inputs a (n_a,), Newton (:func:`_solve`) from the cubic Hermite guess at
+    fraction t of the segment (q0, q1 (n_q,) its ends, m0, m1 (n_q,) their tangents dq/da x
+    the segment's input change; continuation.hermite_weights, as the sweep's points between
+    coarse points); q_out <- the result, rate_out <- dq/da there for actuated variable number
+    ``col`` (:func:`input_rates`). Returns the status; BRANCH_JUMP when the result left the
+    guessed branch (continuation.fine_point_left_branch against the segment's change)."""
     n_q = mi[H_NQ]
+    h00, h10, h01, h11 = _hermite_weights(t)
+    guess = q_out  # (q_out holds the guess until the solve writes the result)
+    span = 0.0
+    for k in range(n_q):
+        guess[k] = h00 * q0[k] + h10 * m0[k] + h01 * q1[k] + h11 * m1[k]
+        span = max(span, abs(q1[k] - q0[k]))
+    for m in range(mi[H_NA]):
+        guess[mi[mi[O_ACT] + m]] = a[m]
     for k in range(n_q):
         wf[mi[W_QTRIG] + k] = np.nan
     sl = _rt(mi, SL_1)
     st = _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl)
     qo = _qo(mi, sl)
+    dev = 0.0
     for k in range(n_q):
+        dev = max(dev, abs(wf[qo + k] - guess[k]))
         q_out[k] = wf[qo + k]
     _input_rates_in_slot(mi, wf, wi, sl, col, rate_out)
+    if st == CONVERGED and _fine_point_left_branch(dev, span):
+        return BRANCH_JUMP
     return st
 
 

@@ -141,6 +141,18 @@ def test_tables_that_are_not_a_one_input_sweep_keep_the_sampled_range_and_say_so
     fv = evaluate_figure(FIG, t, mech)
     assert fv.value == pytest.approx(float(np.ptp(t["O4.q [deg]"])), abs=0)
     assert fv.note.startswith(SAMPLED) and "simulate" in fv.note
+    # a grid of the five-bar's two cranks: rows of a surface, not a path
+    from linkcli.compile import compile_mechanism
+    from linkcli.io.loader import load_mechanism
+
+    five = compile_mechanism(load_mechanism(REPO / "mechanisms" / "fivebar.yaml").model)
+    base = np.degrees(five.q_init[five.q_actuated])
+    grid = run_solve(five, SolveRequest(sweeps=[Sweep("O1", base[0] - 10, base[0] + 10, step=10),
+                                                Sweep("O5", base[1] - 10, base[1] + 10, step=10)]))
+    fv = evaluate_figure(Figure(range_of_motion="A"), grid.table, five)
+    header = next(h for h in grid.table.headers() if h.startswith("A.q ["))
+    assert fv.value == float(np.nanmax(grid.table[header]) - np.nanmin(grid.table[header]))
+    assert fv.note.startswith(SAMPLED) and "2 inputs vary" in fv.note
     # one row: the range is 0 and nothing to say
     one = run_solve(mech, SolveRequest(set={"crank_pin": 10.0}))
     fv = evaluate_figure(FIG, one.table, mech)
@@ -202,6 +214,9 @@ def test_kernel_input_rates_equal_the_tangent_map(name):
         N = tangent_map(mech, constraints(mech, res.q[k]).J)
         for col in range(mech.n_actuated):
             np.testing.assert_allclose(kp.rates(res.q[k], col), N[:, col], rtol=1e-10, atol=1e-10)
-        q2, r2, conv = kp.solve(path[k], res.q[k], 1e-13, 0)
-        assert conv
-        np.testing.assert_allclose(r2, N[:, 0], rtol=1e-8, atol=1e-8)  # at q2, within 1e-10 of q
+        # solve_between at a segment's start (t = 0: the guess is the row itself) re-solves the row
+        row = np.ascontiguousarray(res.q[k])
+        zero = np.zeros(mech.n_q)
+        q2, r2, st = kp.between(np.ascontiguousarray(path[k]), (row, row, zero, zero), 0.0, 1e-13, 0)
+        assert st == 0 and np.abs(q2 - row).max() < 1e-9
+        np.testing.assert_allclose(r2, N[:, 0], rtol=1e-8, atol=1e-8)  # at q2, within 1e-9 of q

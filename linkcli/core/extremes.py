@@ -13,9 +13,10 @@ zero). Over a sweep of one actuated variable ``a`` the extremes of a variable ``
   between the last solved row and a limit;
 * the interior stationary points: where ``dq_i/da`` (the tangent map,
   :func:`linkcli.core.loop_closure.tangent_map`) changes sign between two consecutive solved
-  rows of one branch (no event between them). Each is located by ``scipy.optimize.brentq`` on
-  that rate, every evaluation solving the configuration at its input by Newton (the sweep
-  kernel's corrector) from the cubic Hermite guess of the segment's two rows -- the sweep's own
+  rows of one branch (no event between them). Each is located by bracketed root-finding on
+  that rate (Brent's method, the algorithm of scipy.optimize.brentq, compiled with the solves:
+  ``sweep_kernel.stationary_between``), every evaluation solving the configuration at its input
+  by Newton (the sweep kernel's corrector) from the cubic Hermite guess of the segment's two rows -- the sweep's own
   guess for points between coarse points, with its branch test
   (:func:`linkcli.core.continuation.fine_point_left_branch`).
 
@@ -201,31 +202,23 @@ class _Best:
 
 
 def _stationary(points: KernelPoints, Q_act, q, rates, s: int, col: int, var: int, xtol: float) -> tuple[float, float]:
-    """(value, input) SI of the stationary point of q[var] between rows s and s + 1 (brentq on
-    the rate; each evaluation a Newton solve from the segment's Hermite guess, in the kernel)."""
-    from scipy.optimize import brentq
-
+    """(value, input) SI of the stationary point of q[var] between rows s and s + 1: Brent's
+    bracketed root-finding on the rate (scipy.optimize.brentq's algorithm, compiled with the
+    solves: sweep_kernel.stationary_between), each evaluation a Newton solve from the segment's
+    Hermite guess."""
     a0, a1 = float(Q_act[s, col]), float(Q_act[s + 1, col])
     h = a1 - a0
     c = np.ascontiguousarray
-    ends = (c(q[s], dtype=np.float64), c(q[s + 1], dtype=np.float64), c(rates[s] * h, dtype=np.float64),
-            c(rates[s + 1] * h, dtype=np.float64))
     inputs = c(Q_act[s], dtype=np.float64)
-    solved: dict[float, tuple] = {a0: (q[s], rates[s]), a1: (q[s + 1], rates[s + 1])}
-
-    def at(x: float) -> tuple:
-        got = solved.get(x)
-        if got is None:
-            inputs[col] = x
-            qx, rx, st = points.between(inputs, ends, (x - a0) / h, REFINE_TOL, col)
-            if st != Status.CONVERGED:
-                raise _LeftBranch(x)
-            got = solved[x] = (qx, rx)
-        return got
-
-    lo, hi = (a0, a1) if a0 < a1 else (a1, a0)
-    root = float(brentq(lambda x: float(at(x)[1][var]), lo, hi, xtol=xtol))
-    return float(at(root)[0][var]), root
+    out_q, out_rate = np.empty(points.mech.n_q), np.empty(points.mech.n_q)
+    st = points.pk.stationary_between(points.mi, points.mf, points.wf, points.wi, inputs, col, var, a0, a1,
+                                      c(q[s], dtype=np.float64), c(q[s + 1], dtype=np.float64),
+                                      c(rates[s] * h, dtype=np.float64), c(rates[s + 1] * h, dtype=np.float64),
+                                      float(rates[s][var]), float(rates[s + 1][var]), float(xtol), REFINE_TOL,
+                                      rules.MAX_ITER, out_q, out_rate)
+    if st != Status.CONVERGED:
+        raise _LeftBranch(s)
+    return float(out_q[var]), float(inputs[col])
 
 
 __all__ = ["Extremes", "KernelPoints", "sweep_extremes", "REFINE_TOL"]

@@ -667,6 +667,67 @@ def solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, t, tol, max_iter, col, q_ou
     return st
 
 
+@_compiled
+def stationary_between(mi, mf, wf, wi, a, col, var, a0, a1, q0, q1, m0, m1, f0, f1, xtol, tol, max_iter, q_out,
+                       rate_out):
+    """The input between a0 and a1 (actuated variable number ``col``) where the rate dq[var]/da
+    is zero, the rates at the segment's ends f0, f1 being of opposite signs: Brent's zeroin
+    (R. P. Brent 1973, netlib's zeroin.f: inverse quadratic interpolation, secant and bisection;
+    the algorithm of scipy.optimize.brentq), each evaluation :func:`solve_between`. a (n_a,)
+    the segment's inputs (a[col] is set to the root); q_out, rate_out <- the configuration and
+    rates there. Returns the status of the last solve (not CONVERGED: a solve failed or left
+    the branch, the root is not found). (Compiled: the root-finding in Python with scipy's
+    brentq cost ~0.5 ms of call overhead per figure, as much as a study variant's whole sweep.)"""
+    h = a1 - a0
+    eps = 2.220446049250313e-16
+    xa, xb, fa, fb = a0, a1, f0, f1
+    xc, fc, d, e = xa, fa, xb - xa, xb - xa
+    for _ in range(200):
+        if fb * fc > 0.0:
+            xc, fc, d, e = xa, fa, xb - xa, xb - xa
+        if abs(fc) < abs(fb):
+            xa, xb, xc = xb, xc, xb
+            fa, fb, fc = fb, fc, fb
+        tol1 = 2.0 * eps * abs(xb) + 0.5 * xtol
+        xm = 0.5 * (xc - xb)
+        if abs(xm) <= tol1 or fb == 0.0:
+            break
+        if abs(e) >= tol1 and abs(fa) > abs(fb):
+            sr = fb / fa
+            if xa == xc:
+                p = 2.0 * xm * sr
+                qq = 1.0 - sr
+            else:
+                qq = fa / fc
+                r = fb / fc
+                p = sr * (2.0 * xm * qq * (qq - r) - (xb - xa) * (r - 1.0))
+                qq = (qq - 1.0) * (r - 1.0) * (sr - 1.0)
+            if p > 0.0:
+                qq = -qq
+            p = abs(p)
+            if 2.0 * p < 3.0 * xm * qq - abs(tol1 * qq) and p < abs(0.5 * e * qq):
+                e = d
+                d = p / qq
+            else:
+                d = xm
+                e = d
+        else:
+            d = xm
+            e = d
+        xa, fa = xb, fb
+        if abs(d) > tol1:
+            xb += d
+        else:
+            xb += tol1 if xm > 0.0 else -tol1
+        a[col] = xb
+        st = solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, (xb - a0) / h, tol, max_iter, col, q_out, rate_out)
+        if st != CONVERGED:
+            return st
+        fb = rate_out[var]
+    a[col] = xb
+    return solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, (xb - a0) / h, tol, max_iter, col, q_out, rate_out)
+
+
 # --- small dense linear algebra on row-major blocks of wf ----------------------------------------
 @_compiled
 def _inv3(wf, A, ra, ca, X):

@@ -298,7 +298,10 @@ def range_of_motion(table, mech, var: str, header: str, points=None) -> tuple[fl
     from ..core.loop_closure import mechanism_size
 
     ends = _limit_configurations(table, mech, Q, q, ok)
-    xtol = 1e-12 * (1.0 if mech.q_is_rotation[mech.q_actuated[col]] else mechanism_size(mech))
+    # the input of a stationary point to 1e-9 rad (or of the size): the value's error is
+    # f'' dx^2 / 2 ~ 1e-18 f''; a tighter bracket only meets the rate's rounding noise (~1e-13
+    # from the Newton tolerance), where Brent's interpolation gives way to minimal steps
+    xtol = 1e-9 * (1.0 if mech.q_is_rotation[mech.q_actuated[col]] else mechanism_size(mech))
     ext = sweep_extremes(kp, Q, q, ok, var_index, col, breaks=breaks, ends=ends, xtol=xtol)
     if ext is None or (not ext.located and not ends):
         return sampled, ""

@@ -96,7 +96,7 @@ class _LeftBranch(Exception):
 
 
 def sweep_extremes(points: KernelPoints, Q_act: np.ndarray, q: np.ndarray, ok: np.ndarray, var: int, col: int, *,
-                   breaks=(), ends=(), xtol: float = 1e-12) -> Extremes | None:
+                   breaks=(), ends=(), xtol: float = 1e-9) -> Extremes | None:
     """The extremes of joint variable ``var`` over a sweep of actuated variable number ``col``.
 
     Q_act (n, n_act) SI in solve order (consecutive rows neighbours, only column ``col``

@@ -13,10 +13,10 @@ Provenance:
   stationary point (both found by a dense evaluation of that formula and a bounded scalar
   minimisation, independent of the code under test).
 
-Tolerances: stationary points are located by brentq to 1e-12 rad of the input and their
+Tolerances: stationary points are located by Brent's method to 1e-9 rad of the input and their
 configurations solved to 1e-13 (relative residual); the value error enters quadratically in the
-location (f'' ~ 1 rad/rad^2 here: 1e-24) and linearly in the residual (~1e-13 rad), so 1e-9 deg
-(1.7e-11 rad) has two decades of margin. At a limit of motion the configuration is the one at
+location (f'' ~ 1 rad/rad^2 here: ~1e-18 rad) and linearly in the residual (~1e-13 rad), so
+1e-9 deg (1.7e-11 rad) has two decades of margin. At a limit of motion the configuration is the one at
 the located input (bisected to 1e-10 deg on the solved side): there the rocker moves like the
 square root of the input's distance to the fold, which the test bounds by comparing with the
 true extreme (the closed form at the fold) with 10 sqrt(fold - located input) rad, ~7e-4 deg:

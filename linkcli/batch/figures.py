@@ -332,14 +332,18 @@ def _sweep_rows(table, mech):
     ``breaks``: segments k (rows k, k + 1) with a singular crossing located between them or a
     row at a singular configuration at either end."""
     n = len(table)
-    scale = table.units.q_scale(mech.q_is_rotation)
-    q = np.empty((n, mech.n_q))
     headers = tuple(table.headers())
-    for k, name in enumerate(mech.q_names):
-        hits = _matching(headers, "startswith", f"{name}.q [")
-        if not hits:
-            raise _NotSweep(f"no column {name}.q")
-        q[:, k] = np.asarray(table[hits[0]], dtype=float) * scale[k]
+    own = getattr(table, "joint_values_si", None)  # (a study's lazy table has the sweep's SI array)
+    if own is not None:
+        q = own()
+    else:
+        scale = table.units.q_scale(mech.q_is_rotation)
+        q = np.empty((n, mech.n_q))
+        for k, name in enumerate(mech.q_names):
+            hits = _matching(headers, "startswith", f"{name}.q [")
+            if not hits:
+                raise _NotSweep(f"no column {name}.q")
+            q[:, k] = np.asarray(table[hits[0]], dtype=float) * scale[k]
     Q = q[:, mech.q_actuated]
     if not np.all(np.isfinite(Q)):
         raise _NotSweep("an input is not finite")

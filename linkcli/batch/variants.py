@@ -373,6 +373,14 @@ class _LazyTable:
     def headers(self) -> list[str]:
         return self._fs.headers
 
+    def joint_values_si(self) -> np.ndarray:
+        """(n, n_q) SI joint values in row order: the sweep's own array, which the ``.q``
+        columns show in file units (range_of_motion reads it instead of converting them back)."""
+        fs, o = self._fs, self._fs.order
+        q = self._chunk.q[self._c][o].copy()
+        q[:, fs.mech.q_actuated] = fs.path[o]
+        return q
+
     def column(self, header: str):
         from ..results import Column
 

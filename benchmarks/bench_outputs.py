@@ -23,7 +23,11 @@ whole ``linkcli solve`` and ``linkcli simulate`` runs.
      step saved) to .npz and to .csv: streamed, chunk by chunk through a scratch file
      (``simulate_stream``); and, as the "before" of the same run, the whole-in-memory path the
      command used until issue 11 (``run_simulate`` then ``write_table``, the same code) to .npz
-     and .csv (goal: under 400 MB for 10^6 steps, as the sweep). ``--no-before`` skips these.
+     and .csv (goal: under 400 MB for 10^6 steps, as the sweep). ``--no-before`` skips these;
+   * the same simulation to .npz with ``--plot sim.png`` (the figure drawn from M4-decimated
+     rows read back block by block) and to .json (written column by column from a scratch
+     file): both streamed since the issue 11 review (before: 1.0-1.26 GB and 0.88 GB,
+     benchmarks/README.md). ``--no-plot-json`` skips them.
    Each figure is printed with the child's wall time and its ratio to the baseline, and the
    streamed simulations' ratio to the whole-in-memory ones.
 """
@@ -95,7 +99,8 @@ WHOLE_SIMULATION = (
     "write_table(out.table, sys.argv[3])\n")
 
 
-def memory_runs(points: int, steps: int, folder: str, before: bool = True) -> list[tuple[str, float, float]]:
+def memory_runs(points: int, steps: int, folder: str, before: bool = True,
+                plot_json: bool = True) -> list[tuple[str, float, float]]:
     """[(what, peak RSS MB, wall s)], the baseline first."""
     fourbar = str(REPO / "mechanisms" / "fourbar.yaml")
     runs = [("baseline: python -c 'import numpy, scipy, pydantic, yaml'",
@@ -113,6 +118,13 @@ def memory_runs(points: int, steps: int, folder: str, before: bool = True) -> li
             runs.append((f"simulate whole in memory (before issue 11), {steps:,} steps -> .{fmt}",
                          [sys.executable, "-c", WHOLE_SIMULATION, fourbar, f"{steps / 1000:g}",
                           os.path.join(folder, f"sim_whole.{fmt}")], None))
+    simulate = [sys.executable, "-m", "linkcli", "simulate", fourbar, "--dt", "1e-3", "--t-end", f"{steps / 1000:g}"]
+    if plot_json:
+        runs.append((f"linkcli simulate, {steps:,} steps saved -> .npz --plot .png (streamed, M4 rows)",
+                     [*simulate, "-o", os.path.join(folder, "sim.npz"), "--plot", os.path.join(folder, "sim.png"),
+                      "-q"], None))
+        runs.append((f"linkcli simulate, {steps:,} steps saved -> .json (streamed)",
+                     [*simulate, "-o", os.path.join(folder, "sim.json"), "-q"], None))
     out = []
     for what, args, env in runs:
         try:
@@ -148,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=1_000_000, help="simulated steps (dt 1 ms), all saved")
     ap.add_argument("--no-write", action="store_true", help="skip the CSV / .npz write timing")
     ap.add_argument("--no-before", action="store_true", help="skip the whole-in-memory simulations")
+    ap.add_argument("--no-plot-json", action="store_true", help="skip the simulations with --plot and to .json")
     args = ap.parse_args(argv)
     print(f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(dir=REPO) as tmp:  # on disk next to the repository (not a tmpfs)
@@ -160,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"csv / npz write time: {t['csv'][0] / t['npz'][0]:.1f}x (medians), "
                   f"{t['csv'][1] / t['npz'][1]:.1f}x (minima)  (goal: >= 10x)", flush=True)
             del table
-        memory_runs(args.points, args.steps, tmp, before=not args.no_before)
+        memory_runs(args.points, args.steps, tmp, before=not args.no_before, plot_json=not args.no_plot_json)
         print("(goal: a 10^6-point solve and 10^6 saved simulation steps under 400 MB)")
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0

@@ -335,6 +335,30 @@ class TableStream:
             self._headers = first.headers() if first is not None else []
         return list(self._headers)
 
+    def ends(self, head: int, tail: int) -> ResultTable:
+        """The first ``head`` and the last ``tail`` rows as one table (every row when ``n <=
+        head + tail``), read block by block: memory holds those rows and one block, not the
+        table (the terminal shows a long table's ends)."""
+        head, tail = max(0, int(head)), max(0, int(tail))
+        if self._n <= head + tail:
+            return self.materialize()
+        first: list[ResultTable] = []
+        last: list[ResultTable] = []  # the latest blocks holding at least `tail` rows
+        got = start = 0
+        for block in self.blocks():
+            if got < head:
+                first.append(block.slice(0, head - got))
+                got += first[-1].n
+            stop = start + block.n
+            if stop > self._n - tail:
+                last.append(block.slice(max(0, self._n - tail - start)))
+            start = stop
+        parts = first + last
+        out = ResultTable(head + tail, metadata=self.metadata, units=self.units)
+        for k, c in enumerate(parts[0].columns if parts else []):
+            out.add_column(Column(c.entity, c.quantity, c.unit, np.concatenate([p.columns[k].values for p in parts])))
+        return out
+
     def materialize(self) -> ResultTable:
         """The whole table in memory (the blocks' columns joined)."""
         parts: list[list[Column]] = []

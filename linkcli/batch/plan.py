@@ -48,6 +48,9 @@ class UnitPlan:
     #: checks that do not apply to this mechanism (short form): (position in the job's checks,
     #: CheckResult marked skipped); they were taken out of ``spec.checks``
     skipped_checks: list = field(default_factory=list)
+    #: where ``output``'s name is written: (file, key path), e.g. (job file, ("jobs", "a",
+    #: "output")); None for the default name ``<job id>.<format>`` in the output folder
+    output_from: tuple[str, tuple] | None = None
 
 
 @dataclass
@@ -159,9 +162,12 @@ def plan_units(job_name: str, job: Any, *, base: str, out_dir: str, fmt: str = "
     for (k, path, matched), uid in zip(files, uids, strict=True):
         spec = JobSpec(uid, job_name, job.analysis, job.options,
                        tuple(job.figures) if job.figures else None, tuple(job.checks), job.strict)
-        name = (job.study.output if job.study is not None and job.study.output else None) or job.output
+        study_output = job.study.output if job.study is not None and job.study.output else None
+        name = study_output or job.output
         output = os.path.join(out_dir, _output_name(uid, name, Path(path).stem, several, fmt))
         unit = UnitPlan(spec, path, output, study=job.study, timeout=limit)
+        if name and job_file is not None:
+            unit.output_from = (job_file, ("jobs", job_name, *(("study", "output") if study_output else ("output",))))
         units.append(unit)
         if not matched:
             d = _job_diag(job_file or "<command line>", smap, ("jobs", job_name, "files", k),
@@ -202,6 +208,7 @@ def _plan_file_study(unit: UnitPlan, data: dict, smap, variants: int | None) -> 
             unit.done = _failed(unit.spec, unit.file, ERROR, d.format(), [d])
             return
         unit.output = os.path.join(os.path.dirname(unit.output), study.output)
+        unit.output_from = (unit.file, ("study", "output"))
     unit.study = study
     unit.data, unit.smap = {k: v for k, v in data.items() if k != "study"}, smap
     _plan_study(unit, study, unit.file, smap, ("study",))
@@ -292,6 +299,7 @@ def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants:
     if variants is not None:
         model = _with_variants(model, variants)
     base = os.path.dirname(path)
+    out_dir_from_file = out_dir is None and bool(model.out_dir)
     if out_dir is None:
         out_dir = _display(base, model.out_dir) if model.out_dir else DEFAULT_OUT_DIR
     units = []
@@ -299,6 +307,7 @@ def plan_job_file(path: str | os.PathLike, out_dir: str | None = None, variants:
         units += plan_units(name, job, base=base, out_dir=out_dir, job_file=path, smap=smap, variants=variants,
                             timeout=timeout)
     _check_outputs(units, out_dir, path, smap)
+    check_writable(units, out_dir, path, smap, out_dir_key=("out_dir",) if out_dir_from_file else None)
     _check_columns_exist(units, path, smap)
     return BatchPlan(units, out_dir, path, model.description)
 
@@ -317,6 +326,60 @@ def _check_outputs(units: list[UnitPlan], out_dir: str, job_file: str, smap) -> 
             seen[key] = f"job {u.spec.uid}"
     if diags:
         raise MechanismFileError(diags)
+
+
+OUTPUT_FORMAT_HINT = ("Name the file .csv or .json (text), or .npz or .parquet (binary, for large studies); the "
+                      "extension chooses the format.")
+
+
+def check_writable(units: list[UnitPlan], out_dir: str, job_file: str | None = None, smap=None,
+                   out_dir_key: tuple | None = None) -> None:
+    """Before any work: every output the plan will write (each unit's result or study table,
+    summary.json in ``out_dir``) has a known format and a folder that exists or can be created
+    (:func:`linkcli.io.writers.check_output` with ``make_dirs``), so a long study never ends
+    in a table that cannot be written. A problem with a name written in a file (a job's
+    ``output:``, a study's ``output:``, the job file's ``out_dir:`` given as ``out_dir_key``)
+    is a :class:`MechanismFileError` at its line (the CLI exits 3); one with a name only the
+    command line chose (``--out-dir``, the default ``results``) an OutputError (exit 2). Units
+    that cannot run (``done``) write nothing and are not checked."""
+    from ..io.writers import OutputError, check_output, format_for
+
+    diags: list[Diagnostic] = []
+    usage: list[str] = []
+
+    def refuse(where: tuple[str, tuple] | None, what: str, message: str, hint: str = "", unit_smap=None) -> None:
+        if where is None:
+            usage.append(f"{what}: {message}")
+        else:  # a name in the job file, or in a mechanism file's own study block (its source map)
+            diags.append(_job_diag(where[0], smap if where[0] == job_file else unit_smap, where[1],
+                                   f"{what}: {message}", hint))
+
+    folder_from = (job_file, out_dir_key) if job_file is not None and out_dir_key is not None else None
+    try:
+        check_output(os.path.join(out_dir, "summary.json"), "json", make_dirs=True)
+    except OutputError as exc:
+        refuse(folder_from, "the output folder", str(exc))
+        units = []  # every output is in that folder: one message says it
+    for u in units:
+        if u.done is not None:
+            continue
+        what = f"job {u.spec.uid} (its {'study' if u.study is not None else 'result'} table)"
+        try:
+            format_for(u.output)
+        except OutputError:
+            ext = os.path.splitext(u.output)[1]
+            refuse(u.output_from, what, f"cannot tell the format of '{u.output}' "
+                   f"({f'{ext!r}' if ext else 'no extension'})", OUTPUT_FORMAT_HINT, u.smap)
+            continue
+        try:
+            check_output(u.output, make_dirs=True)
+        except OutputError as exc:
+            where = u.output_from or folder_from
+            refuse(where, what, str(exc), unit_smap=u.smap if u.output_from else None)
+    if diags:
+        raise MechanismFileError(diags)
+    if usage:
+        raise OutputError("; ".join(dict.fromkeys(usage)))
 
 
 class _Headers:
@@ -458,6 +521,7 @@ def plan_files(files: Sequence[str], analysis: str = "solve", checks: Sequence[C
             call_default_factory=True), figures=[], checks=list(checks), output=None, study=None, description="",
             timeout=None)
         units += plan_units(name, job, base="", out_dir=out_dir, fmt=fmt, variants=variants, timeout=timeout)
+    check_writable(units, out_dir)
     _skip_absent_columns(units, checks, check_texts)
     return BatchPlan(units, out_dir)
 

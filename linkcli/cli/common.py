@@ -194,8 +194,9 @@ def emit_table(table: ResultTable | TableStream, *, output: Path | None, fmt: Da
     * no ``output``: ``table`` renders on stdout with rich (head and tail rows), ``csv``/``json``
       print the whole table on stdout and nothing else.
 
-    ``table`` may be a :class:`~linkcli.results.TableStream` (a long solve): files and CSV on
-    stdout are written block by block; rendering and JSON join the blocks first.
+    ``table`` may be a :class:`~linkcli.results.TableStream` (a long solve or simulation):
+    files, CSV and JSON on stdout are written block by block, the terminal table reads only
+    the rows it shows.
     """
     from linkcli.io.writers import dump_table, write_table
 
@@ -209,9 +210,6 @@ def emit_table(table: ResultTable | TableStream, *, output: Path | None, fmt: Da
         return
     if fmt_name == "table":
         from .render import render_table
-
-        if hasattr(table, "materialize"):
-            table = table.materialize()
 
         render_table(table, stdout_console(), max_rows=max_rows, title=title)
     else:

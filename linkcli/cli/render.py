@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from linkcli.results import ResultTable
+    from linkcli.results import ResultTable, TableStream
 
 ELLIPSIS = "…"
 
@@ -38,7 +38,7 @@ def _row_ranges(n: int, max_rows: int) -> list[tuple[int, int] | None]:
     return [(0, head), None, (n - max_rows // 2, n)]
 
 
-def render_table(table: ResultTable, console: Console, max_rows: int = 40, title: str | None = None,
+def render_table(table: ResultTable | TableStream, console: Console, max_rows: int = 40, title: str | None = None,
                  columns: Sequence[str] | None = None) -> None:
     """Print ``table`` with rich, every column (headers carry the units).
 
@@ -58,8 +58,18 @@ def render_table(table: ResultTable, console: Console, max_rows: int = 40, title
 
         return escape_markup(visible(text))
 
-    cols = [table.column(h) for h in columns] if columns is not None else list(table.columns)
+    from linkcli.results import TableStream
+
     n = table.n
+    ranges = _row_ranges(n, max_rows)
+    if isinstance(table, TableStream):  # a long run: only the rows shown are read into memory
+        if len(ranges) == 1:
+            table = table.materialize()
+        else:
+            head, tail = ranges[0][1], n - ranges[2][0]  # type: ignore[index]
+            table = table.ends(head, tail)
+            ranges = [(0, head), None, (head, head + tail)]
+    cols = [table.column(h) for h in columns] if columns is not None else list(table.columns)
     if n == 1 and len(cols) > 1:
         pairs = Table(title=None if title is None else escape(title), caption="1 row", header_style="bold",
                       box=box.SIMPLE_HEAD, pad_edge=False)
@@ -70,7 +80,6 @@ def render_table(table: ResultTable, console: Console, max_rows: int = 40, title
         console.print(pairs)
         return
 
-    ranges = _row_ranges(n, max_rows)
     cells: list[list[str | None]] = []
     for c in cols:
         kind = c.kind

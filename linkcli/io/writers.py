@@ -76,32 +76,60 @@ def format_for(path: str | os.PathLike, format: str | None = None) -> str:
 
 
 # -- public API -------------------------------------------------------------------------------------
-def check_output(path: str | os.PathLike, format: str | None = None) -> str:
+def check_output(path: str | os.PathLike, format: str | None = None, *, make_dirs: bool = False) -> str:
     """Check before a run that :func:`write_table` can write ``path`` (``format`` as there):
     the format is known (from ``format`` or the extension; .parquet also needs pyarrow), and
     ``path`` is a device, or a file name in an existing, writable directory. Returns the format.
     Raises :class:`OutputError` naming the path and the fix, so that a long run never ends in
-    an output that cannot be written."""
+    an output that cannot be written.
+
+    ``make_dirs``: the directory may be missing when the writer creates it first (``linkcli
+    batch`` makes the folders of its outputs): then its nearest existing ancestor must be a
+    writable directory (not a file in the way)."""
     name = os.fspath(path)
     if format is None and is_special_file(name) and os.path.splitext(name)[1].lower() not in EXTENSIONS:
         format = "csv"
     fmt = format_for(path, format)
     if fmt == "parquet":
         _pyarrow_parquet(path)
-    if is_special_file(name):
-        return fmt
+    if not is_special_file(name):
+        check_destination(name, make_dirs=make_dirs, example=f"results.{fmt}")
+    return fmt
+
+
+def check_destination(path: str | os.PathLike, *, make_dirs: bool = False, example: str = "results.csv") -> None:
+    """The directory part of :func:`check_output`, for any file written atomically (a report):
+    ``path`` is not a directory, and its directory exists (or, with ``make_dirs``, can be
+    created) and is writable. OutputError naming the path and the fix."""
+    name = os.fspath(path)
     target = os.path.abspath(name)
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise OutputError(f"cannot write '{name}': it is a directory; give a file name in it, e.g. "
-                          f"'{os.path.join(name, 'results.' + fmt)}'")
+                          f"'{os.path.join(name, example)}'")
+    if not os.path.isdir(directory) and make_dirs:
+        directory = _creatable_directory(name, directory)
     if not os.path.isdir(directory):
         raise OutputError(f"cannot write '{name}': directory '{directory}' does not exist; create it first "
                           f"(mkdir -p '{directory}') or write elsewhere")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write '{name}': no permission to create files in directory '{directory}'; "
                           "write elsewhere")
-    return fmt
+
+
+def _creatable_directory(name: str, directory: str) -> str:
+    """The nearest existing ancestor of the missing ``directory`` (where ``os.makedirs`` starts
+    creating folders); OutputError when a file (or anything not a directory) stands in the way."""
+    ancestor = directory
+    while not os.path.lexists(ancestor):
+        parent = os.path.dirname(ancestor)
+        if parent == ancestor:
+            break
+        ancestor = parent
+    if not os.path.isdir(ancestor):
+        raise OutputError(f"cannot write '{name}': its folder '{directory}' cannot be created, '{ancestor}' "
+                          "exists and is not a directory; remove or rename it, or write elsewhere")
+    return ancestor
 
 
 def write_table(table: ResultTable | TableStream, path: str | os.PathLike, format: str | None = None) -> str:
@@ -110,9 +138,9 @@ def write_table(table: ResultTable | TableStream, path: str | os.PathLike, forma
     or an OS error (the previous file, if any, is then unchanged).
 
     A :class:`~linkcli.results.TableStream` is written block by block: CSV rows are appended to
-    the temporary file, .npz columns gathered in an anonymous scratch file next to it (so
-    memory holds one block, not the table); JSON, whose layout holds columns whole, joins the
-    blocks first. The file appears under ``path`` only when complete (:func:`atomic_path`)."""
+    the temporary file; .npz and JSON columns gathered in an anonymous scratch file next to it,
+    then written column after column (so memory holds one block, not the table). The file
+    appears under ``path`` only when complete (:func:`atomic_path`)."""
     if format is None and is_special_file(os.fspath(path)) and os.path.splitext(str(path))[1].lower() not in EXTENSIONS:
         format = "csv"  # /dev/stdout, a pipe: no extension to go by
     fmt = format_for(path, format)
@@ -128,20 +156,27 @@ def write_table(table: ResultTable | TableStream, path: str | os.PathLike, forma
         with atomic_path(path, ".parquet") as tmp:
             _write_parquet(table, tmp, pq)
         return fmt
-    atomic_write(path, lambda fh: dump_table(table, fh, fmt))
+    # a JSON stream's scratch file next to the output (the disk it goes to), not next to a device
+    scratch = None if is_special_file(os.fspath(path)) else os.path.dirname(os.path.abspath(path))
+    atomic_write(path, lambda fh: dump_table(table, fh, fmt, scratch))
     return fmt
 
 
-def dump_table(table: ResultTable | TableStream, stream: IO[str], format: str = "csv") -> None:
-    """Write ``table`` as ``csv`` or ``json`` text to an open text stream (a TableStream's CSV
-    block by block)."""
+def dump_table(table: ResultTable | TableStream, stream: IO[str], format: str = "csv",
+               scratch_dir: str | None = None) -> None:
+    """Write ``table`` as ``csv`` or ``json`` text to an open text stream. A TableStream is
+    written block by block: CSV rows as they come, JSON (whose layout holds each column whole)
+    through a scratch file of its columns in ``scratch_dir`` (default: the system's temporary
+    directory), one column at a time, the same text as the joined table's."""
     fmt = format_for("", format)
     if fmt in BINARY_FORMATS:
         raise OutputError(f"{fmt} is a binary format: write it to a file (-o results.{fmt})")
     if fmt == "csv":
         _write_csv(table, stream)
+    elif isinstance(table, TableStream):
+        _write_json_stream(table, stream, scratch_dir)
     else:
-        _write_json(table.materialize() if isinstance(table, TableStream) else table, stream)
+        _write_json(table, stream)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -318,28 +353,52 @@ def _json_values(values: np.ndarray, kind: str) -> list:
     return values.tolist()
 
 
-def _write_json(table: ResultTable, fh: IO[str]) -> None:
-    """Metadata and column descriptions indented; each data column on one line."""
-    columns = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
-               for c in table.columns]
+def _json_dumps(value: Any, **kwargs: Any) -> str:
+    """json.dumps for the table layout: control characters as \\uXXXX (safe on a terminal)."""
+    return visible_json(json.dumps(value, allow_nan=False, ensure_ascii=False, **kwargs))
 
-    def dumps(value: Any, **kwargs: Any) -> str:  # control characters as \uXXXX (safe on a terminal)
-        return visible_json(json.dumps(value, allow_nan=False, ensure_ascii=False, **kwargs))
 
-    def block(value: Any) -> str:
-        return dumps(json_safe(value), indent=2).replace("\n", "\n  ")
-
+def _write_json_head(table: ResultTable | TableStream, columns: list[Column], fh: IO[str]) -> None:
+    """Everything of the JSON layout before the first data column."""
+    descr = [{"name": c.header, "entity": c.entity, "quantity": c.quantity, "unit": c.unit, "type": c.kind}
+             for c in columns]
     fh.write("{\n")
     fh.write(f'  "format": "{JSON_FORMAT_ID}",\n')
-    fh.write(f'  "metadata": {block(table.metadata)},\n')
+    metadata = _json_dumps(json_safe(table.metadata), indent=2).replace("\n", "\n  ")
+    fh.write(f'  "metadata": {metadata},\n')
     fh.write(f'  "n_rows": {table.n},\n')
-    fh.write('  "columns": [' + ",".join("\n    " + dumps(c) for c in columns)
-             + ("\n  ],\n" if columns else "],\n"))
+    fh.write('  "columns": [' + ",".join("\n    " + _json_dumps(c) for c in descr)
+             + ("\n  ],\n" if descr else "],\n"))
     fh.write('  "data": {')
+
+
+def _write_json(table: ResultTable, fh: IO[str]) -> None:
+    """Metadata and column descriptions indented; each data column on one line."""
+    _write_json_head(table, table.columns, fh)
     for i, c in enumerate(table.columns):
-        values = dumps(_json_values(c.values, c.kind))
-        fh.write(("," if i else "") + f"\n    {dumps(c.header)}: {values}")
+        values = _json_dumps(_json_values(c.values, c.kind))
+        fh.write(("," if i else "") + f"\n    {_json_dumps(c.header)}: {values}")
     fh.write("\n  }\n}\n" if table.columns else "}\n}\n")
+
+
+def _write_json_stream(table: TableStream, fh: IO[str], scratch_dir: str | None = None) -> None:
+    """The text of :func:`_write_json` of the joined table, without joining it: the blocks'
+    columns go to a scratch file (:func:`_column_scratch`), then each column is written piece
+    by piece (a block's worth of values at a time): ``json.dumps`` of a list is its items'
+    texts joined by ", " in brackets, so the pieces' texts joined the same way are the same
+    bytes (tests/test_simulate_stream.py compares them)."""
+    with _column_scratch(table, scratch_dir) as (columns, pieces, read):
+        _write_json_head(table, columns, fh)
+        for i, (c, p) in enumerate(zip(columns, pieces, strict=True)):
+            fh.write(("," if i else "") + f"\n    {_json_dumps(c.header)}: [")
+            first = True
+            for piece in p:
+                text = _json_dumps(_json_values(read(piece, c.values.dtype), c.kind))[1:-1]
+                if text:
+                    fh.write(text if first else ", " + text)
+                    first = False
+            fh.write("]")
+        fh.write("\n  }\n}\n" if columns else "}\n}\n")
 
 
 # -- NPZ (binary, for large runs) -----------------------------------------------------------------------
@@ -368,19 +427,56 @@ _COPY_BYTES = 1 << 22
 
 def _write_npz_stream(table: TableStream, fh: IO[bytes], scratch_dir: str | None = None) -> None:
     """The .npz of :func:`_write_npz` from a TableStream without holding its columns: each
-    block's columns are appended to an anonymous scratch file (removed by the OS however the
-    run ends), then every column is copied into its zip entry, as ``np.savez`` lays them out
-    (stored, zip64, ``<header>.npy`` in .npy format 1.0). Text columns take the widest block's
-    width. Holding a column at a time instead (np.savez of a joined column per entry) was not
-    chosen: the four-bar's 10^6-point table is ~8 MB per float column, but a block-wise writer
-    keeps memory flat whatever the row count (benchmarks/README.md)."""
+    block's columns are appended to an anonymous scratch file (:func:`_column_scratch`), then
+    every column is copied into its zip entry, as ``np.savez`` lays them out (stored, zip64,
+    ``<header>.npy`` in .npy format 1.0). Text columns take the widest block's width. Holding a
+    column at a time instead (np.savez of a joined column per entry) was not chosen: the
+    four-bar's 10^6-point table is ~8 MB per float column, but a block-wise writer keeps memory
+    flat whatever the row count (benchmarks/README.md)."""
     import zipfile
 
+    with _column_scratch(table, scratch_dir) as (columns, pieces, read):
+        with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            with zf.open(NPZ_META_KEY + ".npy", "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, _npz_meta(table, columns), allow_pickle=False)
+            for c, p in zip(columns, pieces, strict=True):
+                dtype = c.values.dtype
+                with zf.open(c.header + ".npy", "w", force_zip64=True) as out:
+                    np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                                "fortran_order": False, "shape": (table.n,)})
+                    for piece in p:
+                        offset, rows, d = piece
+                        if d == dtype:
+                            read.scratch.seek(offset)
+                            _copy_bytes(read.scratch, out, rows * d.itemsize)
+                        else:
+                            out.write(read(piece, dtype).tobytes())
+
+
+class _PieceReader:
+    """``read((offset, rows, dtype), as_dtype)``: one block's column back from the scratch file."""
+
+    def __init__(self, scratch: IO[bytes]) -> None:
+        self.scratch = scratch
+
+    def __call__(self, piece: tuple[int, int, np.dtype], dtype: np.dtype) -> np.ndarray:
+        offset, rows, d = piece
+        self.scratch.seek(offset)
+        values = np.frombuffer(self.scratch.read(rows * d.itemsize), dtype=d)
+        return values if d == dtype else values.astype(dtype)
+
+
+@contextlib.contextmanager
+def _column_scratch(table: TableStream, scratch_dir: str | None
+                    ) -> Iterator[tuple[list[Column], list[list[tuple[int, int, np.dtype]]], _PieceReader]]:
+    """Read the blocks of ``table`` once into an anonymous scratch file in ``scratch_dir``
+    (removed by the OS however the run ends; the system's temporary directory when None or
+    missing). Yields the columns (entity, quantity, unit and an empty array of the column's
+    dtype: text takes the widest block's width), per column the ``(offset, rows, dtype)`` of
+    each block's piece, and a reader of a piece."""
     columns: list[Column] = []
-    pieces: list[list[tuple[int, int, np.dtype]]] = []  # per column: (offset, rows, dtype) of each block
-    if scratch_dir is not None and not os.path.isdir(scratch_dir):
-        scratch_dir = None
-    with tempfile.TemporaryFile(dir=scratch_dir) as scratch:
+    pieces: list[list[tuple[int, int, np.dtype]]] = []
+    with tempfile.TemporaryFile(dir=_existing_dir(scratch_dir)) as scratch:
         for block in table.blocks():
             if not columns:
                 columns = [Column(c.entity, c.quantity, c.unit, c.values[:0]) for c in block.columns]
@@ -389,24 +485,14 @@ def _write_npz_stream(table: TableStream, fh: IO[bytes], scratch_dir: str | None
                 values = np.ascontiguousarray(c.values)
                 p.append((scratch.tell(), len(values), values.dtype))
                 scratch.write(values.tobytes())  # tobytes: a copy of one block's column, typed as bytes
-        dtypes = []
         for c, p in zip(columns, pieces, strict=True):
             dtype = np.result_type(*(d for _, _, d in p)) if p else c.values.dtype
-            dtypes.append(dtype)
             c.values = np.empty(0, dtype=dtype)  # its kind, for the column description
-        with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            with zf.open(NPZ_META_KEY + ".npy", "w", force_zip64=True) as out:
-                np.lib.format.write_array(out, _npz_meta(table, columns), allow_pickle=False)
-            for c, p, dtype in zip(columns, pieces, dtypes, strict=True):
-                with zf.open(c.header + ".npy", "w", force_zip64=True) as out:
-                    np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
-                                                                "fortran_order": False, "shape": (table.n,)})
-                    for offset, rows, d in p:
-                        scratch.seek(offset)
-                        if d == dtype:
-                            _copy_bytes(scratch, out, rows * d.itemsize)
-                        else:
-                            out.write(np.frombuffer(scratch.read(rows * d.itemsize), dtype=d).astype(dtype).tobytes())
+        yield columns, pieces, _PieceReader(scratch)
+
+
+def _existing_dir(directory: str | None) -> str | None:
+    return directory if directory is not None and os.path.isdir(directory) else None
 
 
 def _copy_bytes(src: IO[bytes], dst: IO[bytes], size: int) -> None:
@@ -527,6 +613,7 @@ def read_table_json(path_or_stream: str | os.PathLike | IO[str]) -> ResultTable:
     return table
 
 
-__all__ = ["OutputError", "atomic_path", "is_special_file", "FORMATS", "format_for", "write_table", "dump_table",
+__all__ = ["OutputError", "check_output", "check_destination", "atomic_path", "is_special_file", "FORMATS",
+           "format_for", "write_table", "dump_table",
            "atomic_write", "atomic_write_text", "read_table_json", "read_table_npz", "read_table_parquet",
            "BINARY_FORMATS"]

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.mechanism import CompiledMechanism
 from ..errors import AnalysisInputError
+from ..results import TableStream
 from . import PlotUnavailableError, require_matplotlib
 from .draw import add_scene_axes, draw_scene, new_figure, set_limits
 from .scene import Scene, build_scene, effector_path, q_from_table, q_range_of, reference_size, swept_inputs
@@ -347,6 +348,56 @@ def _entities(table) -> dict[str, dict[str, str]]:
     return out
 
 
+def _simulation_layout(table, drivers: Sequence[str] | None):
+    """What the simulation figure plots, from column names: (joint variable columns, driver
+    load columns, reaction force columns per joint, energy columns by quantity)."""
+    ent = _entities(table)
+    q_cols = [(e, cols["q"]) for e, cols in ent.items() if "q" in cols]
+    if drivers is None:
+        drivers = [e for e, cols in ent.items() if e and set(cols) <= {"torque", "force"} and cols]
+    drv = [(e, h) for e in drivers for qn, h in ent.get(e, {}).items() if qn in ("torque", "force")]
+    reac = {e: [cols[k] for k in ("Fx", "Fy", "Fz") if k in cols] for e, cols in ent.items() if "Fx" in cols}
+    return q_cols, drv, reac, ent.get("energy", {})
+
+
+def _simulation_series(drivers: Sequence[str] | None):
+    """``block -> (rows, K)`` array of every line the simulation figure draws, row by row (the
+    keys of :func:`~linkcli.plot.decimate.decimate_rows`): joint variables, driver loads,
+    reaction magnitudes, energies, the summed work (the budget line up to its constant
+    ``total(0)``) and total minus work (the balance error up to the same constant)."""
+
+    def series(block) -> np.ndarray:
+        q_cols, drv, reac, energy = _simulation_layout(block, drivers)
+        out = [np.asarray(block[h], float) for _, h in [*q_cols, *drv]]
+        out += [np.sqrt(sum(np.asarray(block[h], float) ** 2 for h in hs)) for hs in reac.values()]
+        out += [np.asarray(block[energy[k]], float) for k in ("kinetic", "potential", "total") if k in energy]
+        work = [np.asarray(block[energy[k]], float) for k in energy if k.startswith("work_")]
+        if work:
+            out.append(sum(work))
+            if "total" in energy:
+                out.append(np.asarray(block[energy["total"]], float) - sum(work))
+        return np.column_stack(out) if out else np.zeros((block.n, 0))
+
+    return series
+
+
+def simulation_plot_rows(table, drivers: Sequence[str] | None = None, buckets: int | None = None):
+    """The rows of a simulate result table (a ResultTable, or a TableStream read block by block)
+    the simulation figure draws: M4-decimated (:mod:`linkcli.plot.decimate`) to about
+    ``buckets`` time buckets (default :data:`~linkcli.plot.decimate.PLOT_BUCKETS`), every line's
+    extremes in each bucket kept, only the plotted columns; memory bounded whatever the run's
+    length."""
+    from .decimate import PLOT_BUCKETS, decimate_rows
+
+    first = next(iter(table.blocks()), None) if isinstance(table, TableStream) else table
+    if first is None or "t [s]" not in first:
+        raise AnalysisInputError("simulation figure: the table has no 't [s]' column")
+    q_cols, drv, reac, energy = _simulation_layout(first, drivers)
+    columns = list(dict.fromkeys(["t [s]", *(h for _, h in [*q_cols, *drv]), *(h for hs in reac.values() for h in hs),
+                                  *energy.values()]))
+    return decimate_rows(table, _simulation_series(drivers), buckets or PLOT_BUCKETS, columns)
+
+
 def simulation_figure(table, path: str | os.PathLike | None = None, *, dpi: float = 100,
                       drivers: Sequence[str] | None = None):
     """The simulation figure from a simulate result table, found by column names:
@@ -358,25 +409,24 @@ def simulation_figure(table, path: str | os.PathLike | None = None, *, dpi: floa
     * energy: ``energy.kinetic``, ``potential``, ``total`` and ``total(0) + work`` (the sum of
       the ``energy.work_*`` columns): the last two coincide when energy is balanced.
 
-    Panels without columns are left out. Written to ``path`` when given; returns the Figure."""
+    ``table`` may be a TableStream (a streamed run): the lines are drawn through the rows of
+    :func:`simulation_plot_rows` (M4 decimation: every line's true extremes in each of at
+    least ``6 * dpi`` time buckets, so peaks are never lost; a long run's figure holds a few
+    thousand rows, not all of them). Panels without columns are left out. Written to ``path``
+    when given; returns the Figure."""
+    from .decimate import PLOT_BUCKETS
+
     require_matplotlib()
-    if "t [s]" not in table:
-        raise AnalysisInputError("simulation figure: the table has no 't [s]' column")
+    table = simulation_plot_rows(table, drivers, max(PLOT_BUCKETS, int(6 * dpi)))
     t = np.asarray(table["t [s]"], float)
-    ent = _entities(table)
+    q_cols, drv, reac, energy = _simulation_layout(table, drivers)
     panels = []
-    q_cols = [(e, cols["q"]) for e, cols in ent.items() if "q" in cols]
     if q_cols:
         panels.append(lambda ax: _sim_q(ax, table, t, q_cols))
-    if drivers is None:
-        drivers = [e for e, cols in ent.items() if e and set(cols) <= {"torque", "force"} and cols]
-    drv = [(e, h) for e in drivers for qn, h in ent.get(e, {}).items() if qn in ("torque", "force")]
     if drv:
         panels.append(lambda ax: _sim_drivers(ax, table, t, drv))
-    reac = {e: [cols[k] for k in ("Fx", "Fy", "Fz") if k in cols] for e, cols in ent.items() if "Fx" in cols}
     if reac:
         panels.append(lambda ax: _sim_reactions(ax, table, t, reac))
-    energy = ent.get("energy", {})
     if {"kinetic", "potential", "total"} <= set(energy):
         panels.append(lambda ax: _sim_energy(ax, table, t, energy))
     if not panels:
@@ -452,4 +502,5 @@ def _sim_energy(ax, table, t, energy) -> None:
 
 
 __all__ = ["FIGURE_FORMATS", "check_figure_path", "save_figure", "mechanism_figure", "solve_figure",
-           "columns_figure", "resolve_columns", "solve_plot", "simulation_figure", "PlotUnavailableError"]
+           "columns_figure", "resolve_columns", "solve_plot", "simulation_figure", "simulation_plot_rows",
+           "PlotUnavailableError"]

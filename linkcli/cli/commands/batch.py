@@ -147,6 +147,10 @@ def batch(files: FilesArgument, analysis: AnalysisOption = None, out_dir: OutDir
 
     with interrupts() as signals:
         try:
+            from linkcli.io.writers import check_destination, is_special_file
+
+            if junit is not None and not is_special_file(str(junit)):  # before any work, like every output
+                check_destination(junit, make_dirs=True, example="report.xml")  # (its folder is created)
             plan = _plan(files, analysis, None if out_dir is None else str(out_dir), check, fmt, variants, timeout)
             bar = ProgressBar(console, enabled=not quiet and stderr_is_terminal(), description="variants" if any(
                 u.study is not None for u in plan.units) else "jobs")

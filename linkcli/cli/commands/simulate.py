@@ -84,7 +84,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         if plot is not None:  # --plot
             from linkcli.plot.figures import simulation_figure
 
-            simulation_figure(outcome.table.materialize(), plot)  # the whole series, read back from the scratch file
+            simulation_figure(outcome.table, plot)  # read back block by block, M4-decimated: bounded memory
             if not quiet:
                 echo_err(f"wrote {plot}")
     if not quiet:

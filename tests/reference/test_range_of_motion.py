@@ -220,3 +220,17 @@ def test_kernel_input_rates_equal_the_tangent_map(name):
         q2, r2, st = kp.between(np.ascontiguousarray(path[k]), (row, row, zero, zero), 0.0, 1e-13, 0)
         assert st == 0 and np.abs(q2 - row).max() < 1e-9
         np.testing.assert_allclose(r2, N[:, 0], rtol=1e-8, atol=1e-8)  # at q2, within 1e-9 of q
+
+
+def test_the_interpreted_kernel_gives_the_same_range():
+    """The refinement's kernel functions run as plain Python (LINKCLI_JIT=never, no numba, a
+    cold numba cache) as compiled: the same closed form to 1e-9 deg."""
+    from linkcli.core import sweep as sw
+    from linkcli.core.extremes import KernelPoints
+
+    mech = mech_from_yaml(_deg_yaml(4.0, 1.0, 3.6, 2.9, "{crank_pin: 45, A: -5, B: 60}"))
+    t = run_solve(mech, SolveRequest(sweeps=[Sweep("crank_pin", 0, 360, step=30)])).table
+    pk = sw._interpreted_kernel()
+    mi, mf, n_wf, n_wi = sw._packed(mech, pk)
+    fv = evaluate_figure(FIG, t, mech, points=lambda: KernelPoints(mech, pk, mi, mf, n_wf, n_wi))
+    assert abs(fv.value - rocker_range_closed_form(4.0, 1.0, 3.6, 2.9)) < 1e-9

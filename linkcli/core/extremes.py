@@ -21,7 +21,8 @@ zero). Over a sweep of one actuated variable ``a`` the extremes of a variable ``
   (:func:`linkcli.core.continuation.fine_point_left_branch`).
 
 Which segments are searched: those next to a sampled local extreme (a row whose value is not
-exceeded by its neighbours', or an end of a run), where the rate's sign differs at the two ends.
+exceeded by its neighbours', or an end of a run) within the largest row-to-row change of the
+rows' extremes (:func:`_segments_to_search`), where the rate's sign differs at the two ends.
 A stationary maximum and minimum both inside one segment (the rate changing sign twice between
 two rows) leave no trace in the samples and are not found: the sweep's step must resolve the
 variable's wiggles. The value at a located stationary point is exact to the Newton tolerance
@@ -151,7 +152,11 @@ def sweep_extremes(points: KernelPoints, Q_act: np.ndarray, q: np.ndarray, ok: n
 def _segments_to_search(v: np.ndarray, ok: np.ndarray, breaks) -> list[int]:
     """Segments s (rows s, s + 1, both solved, no break between) next to a row whose value its
     segment neighbours do not exceed on one side (a sampled local maximum or minimum, an end
-    of a run included)."""
+    of a run included) and that lies within ``margin`` of the rows' highest (lowest) value:
+    ``margin`` is the largest change between two consecutive rows, which bounds how far a
+    stationary point between two rows can rise above (fall below) the higher (lower) of them
+    when the step resolves the variable's curvature (the premise of the module docstring).
+    Local extremes farther from the rows' extremes cannot hold the range's."""
     n = len(v)
     seg = ok[:-1] & ok[1:]
     for k in breaks:
@@ -159,23 +164,20 @@ def _segments_to_search(v: np.ndarray, ok: np.ndarray, breaks) -> list[int]:
             seg[k] = False
     if not seg.any():
         return []
-    dv = np.diff(v)
-    # per row: its value is >= (<=) the neighbour on each side that it has a segment with
-    has_l = np.concatenate(([False], seg))
-    has_r = np.concatenate((seg, [False]))
-    up_l = np.concatenate(([True], dv >= 0))   # v[k] >= v[k-1]
-    dn_l = np.concatenate(([True], dv <= 0))
-    up_r = np.concatenate((dv <= 0, [True]))   # v[k] >= v[k+1]
-    dn_r = np.concatenate((dv >= 0, [True]))
-    is_max = (~has_l | up_l) & (~has_r | up_r)
-    is_min = (~has_l | dn_l) & (~has_r | dn_r)
-    rows = np.flatnonzero((is_max | is_min) & (has_l | has_r) & ok)
-    out = set()
-    for k in rows.tolist():
-        if has_l[k]:
-            out.add(k - 1)
-        if has_r[k]:
-            out.add(k)
+    step = np.abs(np.diff(v))[seg]
+    margin = float(step.max())
+    vo = v[ok]
+    hi, lo = float(vo.max()), float(vo.min())
+    out: set[int] = set()
+    for k in np.flatnonzero(ok & ((v >= hi - margin) | (v <= lo + margin))).tolist():
+        left = k > 0 and bool(seg[k - 1])
+        right = k < n - 1 and bool(seg[k])
+        nb = ([float(v[k - 1])] if left else []) + ([float(v[k + 1])] if right else [])
+        if nb and (v[k] >= max(nb) or v[k] <= min(nb)):
+            if left:
+                out.add(k - 1)
+            if right:
+                out.add(k)
     return sorted(out)
 
 

@@ -367,8 +367,9 @@ class _LazyTable:
         self._cache: dict = {}
         self.units = Units.of(fs.mech)
         self.n = len(fs.order)
-        # a clean sweep (the fast path's only kind) has no located limit
-        self.metadata = {"analysis": "solve", "limits": [], "solver": {"tol": fs.tol}}
+        # a clean sweep (the fast path's only kind: every row converged, no singular point, no
+        # sign change of det J_p) has no located limit and nothing between rows to avoid
+        self.metadata = {"analysis": "solve", "limits": [], "solver": {"tol": fs.tol}, "clean_sweep": True}
 
     def headers(self) -> list[str]:
         return self._fs.headers

@@ -84,7 +84,8 @@ class Mechanism:
 
     def jacobian(self, set: Mapping[str, float] | None = None, frame: str = "base") -> Outcome:
         """The actuated-rates -> tool-twist Jacobian at one point (rows vx, vy[, vz], [wx, wy,] wz;
-        one column per actuated variable, units in ``metadata['column_units']``)."""
+        per actuated variable X the columns ``X.dv_dq`` (linear rows, length per input unit) and
+        ``X.dw_dq`` (angular rows, angle per input unit), each empty on the other's rows)."""
         from .analyses.jacobian import run_jacobian
 
         return run_jacobian(self.compiled, dict(set or {}), frame, self.loaded)

@@ -65,6 +65,15 @@ def format_key_path(path: Sequence[str | int]) -> str:
     return out or "<document>"
 
 
+def with_hint(message: str, hint: str) -> str:
+    """``message. Hint`` (the hint capitalised); a message ending in ``?`` or ``!`` keeps its
+    own punctuation (no ``?.``)."""
+    if not hint:
+        return message
+    end = " " if message.endswith(("?", "!")) else ". "
+    return message.rstrip(".") + end + hint[:1].upper() + hint[1:]
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One problem in one file. ``line``/``col`` are 1-based; 0 means unknown."""
@@ -76,6 +85,7 @@ class Diagnostic:
     message: str
     hint: str = ""
     severity: Literal["error", "warning"] = "error"
+    code: str = ""  # the check's kind (linkcli.model.checks.Problem.code), "" for most
 
     @property
     def key(self) -> str:
@@ -89,9 +99,7 @@ class Diagnostic:
             text = f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.key}: {self.message}"
         else:
             text = f"{self.file}: {self.severity}: {self.message}"
-        if self.hint:
-            text = text.rstrip(".") + ". " + self.hint[:1].upper() + self.hint[1:]
-        return visible(text)
+        return visible(with_hint(text, self.hint))
 
     def to_dict(self) -> dict:
         return {

@@ -221,14 +221,18 @@ class ResultTable:
         return self.add(entity, quantity, unit, self.units.angle_from_si(values_si))
 
     def add_q(self, names: Sequence[str], q_si: Any, is_rotation: Any, quantity: str = "q",
-              per: str = "") -> list[Column]:
+              per: str = "", file_values: dict[int, Any] | None = None) -> list[Column]:
         """One column per joint variable from an ``(n, n_q)`` SI array: ``<name>.q [deg]``.
-        Use ``quantity="qd", per="s"`` for rates and ``quantity="qdd", per="s^2"``."""
+        Use ``quantity="qd", per="s"`` for rates and ``quantity="qdd", per="s^2"``.
+        ``file_values``: variable index -> (n,) values already in the file's units, written as
+        they are (the requested inputs, exactly as asked) instead of that SI column."""
         q = np.asarray(q_si, dtype=float)
         if q.ndim != 2 or q.shape[1] != len(names):
             raise ValueError(f"q must have shape (n, {len(names)}), got {q.shape}")
         rot = np.asarray(is_rotation, dtype=bool).reshape(len(names))
         scaled = self.units.q_from_si(q, rot)
+        for k, values in (file_values or {}).items():
+            scaled[:, k] = values
         return [self.add(name, quantity, self.units.q_unit(bool(r), per), scaled[:, k])
                 for k, (name, r) in enumerate(zip(names, rot, strict=True))]
 

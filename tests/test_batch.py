@@ -330,7 +330,7 @@ def test_figures_and_checks_on_a_table():
     t = ResultTable(4)
     t.add("B", "transmission", "deg", [50.0, 60.0, np.nan, 45.0])
     t.add("D", "transmission", "rad", [1.0, 1.2, 1.1, np.nan])
-    t.add("loop_B", "residual", "", [1e-12, 2e-12, np.nan, 0.0])
+    t.add("loop_B", "residual", "mm", [1e-12, 5e-9, np.nan, 0.0])  # a length in the file's unit
 
     class Mech:
         driver_names = ()
@@ -343,7 +343,10 @@ def test_figures_and_checks_on_a_table():
     assert ok.passed and ok.value == pytest.approx(45.0)  # 1 rad = 57.3 deg is above
     bad = evaluate_check(Check(min_transmission_angle=50), t, Mech(), [])
     assert not bad.passed and "below 50" in bad.message
-    assert evaluate_check(Check(max_loop_residual=1e-11), t, Mech(), []).passed
+    # max_loop_residual is in m whatever the file's unit: 5e-9 mm is 5e-12 m
+    res = evaluate_check(Check(max_loop_residual=1e-11), t, Mech(), [])
+    assert res.passed and res.value == pytest.approx(5e-12, rel=1e-12)
+    assert not evaluate_check(Check(max_loop_residual=1e-12), t, Mech(), []).passed
     missing = evaluate_check(Check(column="B.transmision [deg]", min=1), t, Mech(), [])
     assert not missing.passed and "Did you mean 'B.transmission [deg]'" in missing.message
     assert math.isnan(evaluate_figure(Figure(column="nope", stat="max"), t, Mech()).value)

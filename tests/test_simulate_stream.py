@@ -106,7 +106,7 @@ def test_a_run_that_fails_mid_way_streams_every_good_row_and_no_other(tmp_path):
     assert whole.summary["status"] == "diverged" and whole.n_failed == 1
     t = whole.table["t [s]"]
     assert 1.0 < t[-1] < 1.13 and whole.table.n == len(t)
-    assert whole.table["constraint_residual"].max() <= 1e-10  # every row kept is a converged state
+    assert whole.table["constraint_residual [m]"].max() <= 1e-10  # every row kept is a converged state (m)
 
 
 def test_an_interrupted_stream_keeps_exactly_the_rows_of_an_uninterrupted_run(tmp_path):

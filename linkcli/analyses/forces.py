@@ -33,10 +33,10 @@ from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.sweep import solve_sweep
 from ..core.velocity import joint_accelerations, joint_rates
-from ..errors import AnalysisInputError
+from ..errors import AnalysisInputError, with_hint
 from ..model.base import choices_hint
 from ..results import ResultTable
-from .inputs import Sweep, actuated_index, actuated_scale, actuated_values, format_inputs, sweep_path
+from .inputs import InputGrid, Sweep, actuated_index, actuated_scale, format_inputs, input_grid
 from .outcome import AnalysisOutcome, Event, warnings
 from .solve import sweep_events
 
@@ -99,7 +99,7 @@ def parse_rate(text: float | str, is_rotation: bool, file_scale: float, order: i
             try:
                 value = convert(text, JOINT_RATE if order == 1 else JOINT_ACCEL, units or {})
             except UnitProblem as exc:
-                raise AnalysisInputError(f"{where}: {exc}. {exc.hint}") from None
+                raise AnalysisInputError(with_hint(f"{where}: {exc}", exc.hint)) from None
             kind = value.kind
     else:
         value, kind = float(text), getattr(text, "kind", "") if isinstance(text, Given) else ""
@@ -169,7 +169,7 @@ def _force(value: float | str, where: str) -> float:
             try:
                 value = convert(value, FORCE, {})
             except UnitProblem as exc:
-                raise AnalysisInputError(f"{where}: {exc}. {exc.hint}") from None
+                raise AnalysisInputError(with_hint(f"{where}: {exc}", exc.hint)) from None
     if not np.isfinite(value):
         raise AnalysisInputError(f"{where}: a force component must be finite, got {value!r}")
     return float(value)
@@ -187,11 +187,11 @@ def _require_inputs(mech: CompiledMechanism, analysis: str) -> None:
         raise AnalysisInputError(NO_INPUTS[analysis])
 
 
-def _path(mech: CompiledMechanism, req: ForcesRequest, analysis: str) -> tuple[np.ndarray, np.ndarray]:
-    """The inputs' path (n, n_act) SI and its output order (:func:`linkcli.analyses.inputs.sweep_path`)."""
+def _path(mech: CompiledMechanism, req: ForcesRequest, analysis: str) -> InputGrid:
+    """The inputs' path (n, n_act) SI, the same in file units as requested, and its output
+    order (:func:`linkcli.analyses.inputs.input_grid`)."""
     _require_inputs(mech, analysis)
-    base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-    return sweep_path(mech, base, req.sweeps, req.mode)
+    return input_grid(mech, req.set, req.sweeps, req.mode)
 
 
 def forces_work_units(mech: CompiledMechanism, n_points: int) -> float:
@@ -232,12 +232,13 @@ class _SweptMotion:
 
 
 def _planned_path(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bool, many: bool = False
-                  ) -> tuple[np.ndarray, np.ndarray, Plan]:
+                  ) -> tuple[np.ndarray, np.ndarray, Plan, np.ndarray]:
     """Check the inputs and plan the kernels: the first step of both analyses, before anything
     imports a kernel module (importing one in a process whose mode is not fixed would fix it to
-    compiled and import numba)."""
-    path, order = _path(mech, req, "equilibrium" if equilibrium else "forces")
-    return path, order, _plan(mech, len(path), equilibrium, many)
+    compiled and import numba). Returns the path (SI), its output order, the plan and the path
+    in file units as requested (:class:`~linkcli.analyses.inputs.InputGrid`)."""
+    inputs = _path(mech, req, "equilibrium" if equilibrium else "forces")
+    return inputs.path, inputs.order, _plan(mech, len(inputs.path), equilibrium, many), inputs.file
 
 
 def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, path: np.ndarray, order: np.ndarray,
@@ -254,7 +255,7 @@ def _swept_motion(mech: CompiledMechanism, req: ForcesRequest, path: np.ndarray,
 def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: bool = False) -> AnalysisOutcome:
     """Solve the sweep, its rates and accelerations, then the forces at every point. ``many``:
     this process runs many analyses (a batch worker: see :func:`plan_kernels`)."""
-    path, order, plan = _planned_path(mech, req, equilibrium=False, many=many)  # first: before any kernel import
+    path, order, plan, file_inputs = _planned_path(mech, req, equilibrium=False, many=many)  # first: before kernels
     from ..core import jit
     from ..core import kinetostatics as ks
 
@@ -295,7 +296,7 @@ def run_forces(mech: CompiledMechanism, req: ForcesRequest, loaded=None, many: b
                             f"{format_inputs(mech, path[i])}: no finite "
                             "input torque balances the loads there; the point has status singular", int(i)))
     messages = [e.message for e in events]
-    table = _table(mech, loaded, req, path, order, res, q, qd, qdd, fr, loads, speed, acc, status_text)
+    table = _table(mech, loaded, req, file_inputs, order, res, q, qd, qdd, fr, loads, speed, acc, status_text)
     summary = summarise(mech, path, fr, req)
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
@@ -316,21 +317,23 @@ def _in_file_units(mech: CompiledMechanism, values: np.ndarray, per: str) -> dic
     return out
 
 
-def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc,
+def _table(mech, loaded, req, inputs, o, res, q, qd, qdd, fr: ks.ForcesResult, loads, speed, acc,
            status_text) -> ResultTable:
+    """The forces table; ``inputs`` (n, n_act) the actuated inputs in file units as requested
+    (solve order, like ``q``; ``o`` the output order)."""
     from ..core import kinetostatics as ks
 
     table = ResultTable.for_mechanism(
-        mech, loaded, n=len(path), analysis="forces",
+        mech, loaded, n=len(inputs), analysis="forces",
         solver={"tol": req.tol, "method": "kinematic sweep, then Newton-Euler of the bodies (dynamics model), "
                                           "one linear solve per point", "static": req.static,
                 "gravity": req.gravity},
         input_speed=_in_file_units(mech, speed, "s"), input_acceleration=_in_file_units(mech, acc, "s^2"))
     good = fr.status == ks.OK
     nan = lambda a: np.where(good.reshape((-1,) + (1,) * (a.ndim - 1)), a, np.nan)[o]  # noqa: E731
-    q_out = nan(q)
-    q_out[:, mech.q_actuated] = path[o]  # a failed row still says which input failed
-    table.add_q(mech.q_names, q_out, mech.q_is_rotation)
+    # the inputs as requested, in file units (a failed row still says which input failed)
+    table.add_q(mech.q_names, nan(q), mech.q_is_rotation,
+                file_values={int(i): inputs[o, k] for k, i in enumerate(mech.q_actuated)})
     if not req.static:
         table.add_q(mech.q_names, nan(qd), mech.q_is_rotation, "qd", "s")
         table.add_q(mech.q_names, nan(qdd), mech.q_is_rotation, "qdd", "s^2")
@@ -381,6 +384,13 @@ def _table(mech, loaded, req, path, o, res, q, qd, qdd, fr: ks.ForcesResult, loa
             tau_load[good] = ks.load_holding(mech, q[good], loads)[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             ma = load / np.abs(tau_load)
+        # a dead centre: the holding torque vanishes to round-off (1.1e15 instead of inf). The
+        # same threshold as every singular test: an advantage times the input's lever (the
+        # mechanism size for a crank, 1 for a slide) above SINGULAR_CONDITION is infinite
+        from ..core.loop_closure import SINGULAR_CONDITION, mechanism_size
+
+        lever = mechanism_size(mech) if rot else 1.0
+        ma[np.isfinite(tau_load) & (ma * lever > SINGULAR_CONDITION)] = np.inf
         table.add("", "mechanical_advantage", "N/(N m)" if rot else "", ma[o])
     table.add("", "status", "", status_text[o])
     table.add("", "condition", "", res.condition[o])
@@ -444,7 +454,7 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     input: every sign change of the holding torque), or near the start point (no sweep, or
     several inputs). Columns: joint variables, holding torque left (the residual), reduced
     stiffness (N m/rad or N/m), stability, status."""
-    path, order, plan = _planned_path(mech, req, equilibrium=True)  # first: before any kernel import
+    path, order, plan, _ = _planned_path(mech, req, equilibrium=True)  # first: before any kernel import
     from ..core import kinetostatics as ks
 
     motion = _swept_motion(mech, req, path, order, plan)

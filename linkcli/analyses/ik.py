@@ -14,6 +14,7 @@ import numpy as np
 from ..core import transforms as tf
 from ..core.assembly import assemble
 from ..core.inverse import IKStatus, solve_ik
+from ..core.loop_closure import loop_gaps
 from ..core.mechanism import CompiledMechanism
 from ..errors import AnalysisInputError
 from ..results import ResultTable
@@ -69,8 +70,11 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
         unit = mech.length_unit if k < (2 if mech.planar else 3) else mech.angle_unit
         table.add("target", name, unit, targets[:, k])
     table.add("", "mode", "", [m for _, m, _ in rows])
-    table.add_q(mech.q_names, np.array([r.q for _, _, r in rows]), mech.q_is_rotation)
-    T_reached = np.array([r.T_reached for _, _, r in rows])
+    # a row whose loops do not close has no pose to show: its joint and reached columns are empty
+    posed = np.array([r.status != IKStatus.NO_ASSEMBLY for _, _, r in rows])
+    table.add_q(mech.q_names, np.where(posed[:, None], np.array([r.q for _, _, r in rows]), np.nan),
+                mech.q_is_rotation)
+    T_reached = np.where(posed[:, None, None], np.array([r.T_reached for _, _, r in rows]), np.nan)
     p = T_reached[:, :3, 3]
     for k, axis in enumerate("xy" if mech.planar else "xyz"):
         table.add_length("reached", axis, p[:, k])
@@ -80,9 +84,12 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
         rpy = tf.matrix_to_rpy(T_reached[:, :3, :3])
         for k, name in enumerate(("roll", "pitch", "yaw")):
             table.add_angle("reached", name, rpy[:, k])
-    pos_err = np.array([np.linalg.norm(r.task_residual[np.asarray(_position_rows(mech, m))]) for _, m, r in rows])
+    pos_err = np.array([np.linalg.norm(r.task_residual[np.asarray(_position_rows(mech, m))]) if ok else np.nan
+                        for (_, m, r), ok in zip(rows, posed, strict=True)])
     table.add_length("", "position_error", pos_err)
-    table.add("", "loop_residual", "", np.array([r.loop_residual for _, _, r in rows]))
+    # one length (file unit): each loop's largest misfit, angular ones times the mechanism size
+    gaps = loop_gaps(mech, np.array([r.q for _, _, r in rows]))
+    table.add_length("", "loop_residual", gaps.max(axis=-1, initial=0.0))
     table.add("", "iterations", "", np.array([r.iterations for _, _, r in rows]))
     table.add("", "status", "", [r.status.name.lower() for _, _, r in rows])
     failed = sum(r.status != IKStatus.CONVERGED for _, _, r in rows)

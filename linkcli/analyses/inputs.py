@@ -41,6 +41,10 @@ class Sweep:
                                      "(or num >= 1 points), "
                                      f"e.g. {{'{self.name}': (0, 360, 1)}}")
 
+    def describe(self) -> str:
+        """``FROM:TO:STEP`` or ``FROM:TO:nNUM`` as on the command line."""
+        return f"{self.from_:g}:{self.to:g}:" + (f"n{self.num}" if self.num is not None else f"{self.step:g}")
+
     def count(self) -> float:
         """Number of points (a float: huge requests are counted before anything is allocated)."""
         return sweep_points(self.from_, self.to, self.step, self.num)
@@ -55,7 +59,8 @@ class Sweep:
 
 
 def parse_sweep(text: str) -> Sweep:
-    """``JOINT=FROM:TO:STEP`` (or ``JOINT=FROM:TO:nNUM`` for NUM points)."""
+    """``JOINT=FROM:TO:STEP`` (or ``JOINT=FROM:TO:nNUM`` for NUM points). The sign of STEP
+    must follow FROM -> TO (``0:10:-1`` is refused with the fix; ``10:0:-1`` goes down)."""
     name, sep, spec = text.partition("=")
     parts = spec.split(":")
     if not sep or len(parts) != 3:
@@ -76,6 +81,12 @@ def parse_sweep(text: str) -> Sweep:
     except ValueError:
         raise AnalysisInputError(f"--sweep {text!r}: FROM and TO must be finite numbers, STEP a nonzero finite "
                                  "number (or nNUM with NUM >= 1)") from None
+    if sweep.step is not None and sweep.step * (sweep.to - sweep.from_) < 0:
+        name, lo, hi, step = sweep.name, parts[0].strip(), parts[1].strip(), parts[2].strip()
+        flipped = step[1:] if step.startswith("-") else f"-{step.lstrip('+')}"
+        raise AnalysisInputError(f"--sweep {text!r}: the step {step} runs away from TO ({lo} -> {hi}): write "
+                                 f"{name}={lo}:{hi}:{flipped} (the step's sign follows FROM -> TO), or "
+                                 f"{name}={hi}:{lo}:{step} to sweep the other way")
     problem = sweep_size_problem(sweep.count(), f"--sweep {text!r}")
     if problem:
         raise AnalysisInputError(problem)
@@ -90,15 +101,77 @@ def finite_number(text: str) -> float:
     return value
 
 
-def parse_assignment(text: str, option: str) -> tuple[str, float]:
-    """``NAME=VALUE`` -> (name, value)."""
+#: options whose values are rates (per s) or accelerations (per s^2), not joint values
+_DERIVATIVE_ORDER = {"--rate": 1, "--speed": 1, "--acceleration": 2}
+
+
+def parse_assignment(text: str, option: str, mech: CompiledMechanism | None = None) -> tuple[str, float]:
+    """``NAME=VALUE`` -> (name, value in the file's units). VALUE is a plain number in the
+    file's units (angle unit for a rotation, length unit for a slide; per s for ``--rate``,
+    per s^2 for ``--acceleration``) or, given the mechanism ``mech``, a number with a unit
+    (``30deg``, ``0.5 rad``, ``25 mm``, ``60 rpm``) converted to the file's units by
+    :func:`linkcli.model.units.convert` (pint); NAME must then be a joint variable of ``mech``."""
     name, sep, value = text.partition("=")
+    name = name.strip()
+    number: float | None = None
     try:
-        if not sep:
-            raise ValueError
-        return name.strip(), finite_number(value)
+        number = float(value)
     except ValueError:
-        raise AnalysisInputError(f"{option} {text!r}: write NAME=VALUE with a finite number, e.g. crank=30") from None
+        pass
+    if sep and name and number is not None and math.isfinite(number):
+        return name, number
+    if number is not None and sep and name:
+        raise AnalysisInputError(f"{option} {text!r}: the value must be a finite number (nan and inf are not "
+                                 f"accepted), e.g. {_example_assignment(mech, _DERIVATIVE_ORDER.get(option, 0))}"
+                                 if mech is not None else f"{option} {text!r}: the value must be a finite number")
+    if mech is None:
+        raise AnalysisInputError(f"{option} {text!r}: write NAME=VALUE with a finite number in the file's units "
+                                 "(no unit here), e.g. crank=30")
+    order = _DERIVATIVE_ORDER.get(option, 0)
+    per = {0: "", 1: "/s", 2: "/s^2"}[order]
+    example = _example_assignment(mech, order)
+    units = f"{mech.angle_unit}{per} for angles, {mech.length_unit}{per} for lengths"
+    if not sep or not name or not value.strip():
+        raise AnalysisInputError(f"{option} {text!r}: write NAME=VALUE, a number in the file's units ({units}) "
+                                 f"or with a unit, e.g. {example}")
+    if name not in mech.q_names:
+        raise AnalysisInputError(f"{option} {text!r}: '{name}' is not a joint variable. "
+                                 + choices_hint("variables", name, list(mech.q_names)))
+    return name, _file_units_value(mech, name, value.strip(), order, f"{option} {text!r}", units, example)
+
+
+def _example_assignment(mech: CompiledMechanism, order: int) -> str:
+    """``crank_pin=30`` with this mechanism's first actuated variable (else its first variable)."""
+    names = [mech.q_names[i] for i in mech.q_actuated] or list(mech.q_names) or ["crank"]
+    i = mech.q_names.index(names[0]) if names[0] in mech.q_names else 0
+    rot = not len(mech.q_names) or bool(mech.q_is_rotation[i])
+    number = {0: 30 if rot else 25, 1: 60 if rot else 100, 2: 10}[order]
+    unit = (mech.angle_unit if rot else mech.length_unit) + {0: "", 1: "/s", 2: "/s^2"}[order]
+    with_unit = {0: "30deg" if rot else "25mm", 1: "60rpm" if rot else "0.1m/s", 2: "10rad/s^2" if rot else "2m/s^2"}
+    return f"{names[0]}={number} ({unit}) or {names[0]}={with_unit[order]}"
+
+
+def _file_units_value(mech: CompiledMechanism, name: str, text: str, order: int, where: str, units: str,
+                      example: str) -> float:
+    """``text`` (a number with a unit) in the file's unit of variable ``name``."""
+    from ..errors import with_hint
+    from ..model.units import JOINT, JOINT_ACCEL, JOINT_RATE, UnitProblem, convert
+
+    dim = (JOINT, JOINT_RATE, JOINT_ACCEL)[order]
+    try:
+        given = convert(text, dim, {"length": mech.length_unit, "angle": mech.angle_unit})
+    except UnitProblem as exc:
+        raise AnalysisInputError(with_hint(f"{where}: {exc}", f"values are in the file's units ({units}) "
+                                           f"or carry a unit, e.g. {example}")) from None
+    want = "angle" if mech.q_is_rotation[mech.q_names.index(name)] else "length"
+    if given.kind != want:
+        raise AnalysisInputError(f"{where}: '{name}' is {'an angle' if want == 'angle' else 'a length'}"
+                                 f"{' rate' if order == 1 else ' acceleration' if order == 2 else ''}, "
+                                 f"{text!r} is {'an' if given.kind == 'angle' else 'a'} {given.kind}; "
+                                 f"e.g. {example}")
+    if not math.isfinite(given):
+        raise AnalysisInputError(f"{where}: {text!r} is not a finite number")
+    return float(given)
 
 
 def actuated_index(mech: CompiledMechanism, name: str, option: str) -> int:
@@ -152,12 +225,50 @@ def format_inputs(mech: CompiledMechanism, a: np.ndarray, digits: int = 6) -> st
     return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class InputGrid:
+    """The actuated inputs of a sweep: ``path`` (n, n_act) SI in solve order (what the solver
+    takes), ``file`` (n, n_act) the same in the file's units, computed there (the requested
+    grid values and ``--set`` values exactly as asked: ``30``, never ``29.999999999999996``
+    from a round trip through radians; the columns the tables echo), and ``order`` such that
+    ``path[order]`` gives the rows in output order."""
+
+    path: np.ndarray
+    file: np.ndarray
+    order: np.ndarray
+
+
+def input_grid(mech: CompiledMechanism, values: dict[str, float], sweeps: list[Sweep], mode: str,
+               option: str = "--set") -> InputGrid:
+    """The sweep of ``sweeps`` (``mode`` "grid" or "zip") around the actuated values
+    ``values`` (file units; the others at the assembly estimate), see :class:`InputGrid`."""
+    base = actuated_values(mech, values, option, default=mech.q_init[mech.q_actuated])
+    base_file = base / actuated_scale(mech)
+    for name, v in values.items():  # as asked, not through SI
+        base_file[actuated_index(mech, name, option)] = v
+    file, order, swept = _grid(mech, base_file, sweeps, mode)
+    path = np.tile(base, (len(file), 1))
+    path[:, swept] = file[:, swept] * actuated_scale(mech)[swept]
+    return InputGrid(path, file, order)
+
+
 def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], mode: str):
-    """Actuated values (n, n_act) SI along the sweep, in solve order, and ``order`` such that
-    ``path[order]`` gives the rows in output order (grids are solved in serpentine order so
-    consecutive points are neighbours, and written in plain row-major order)."""
+    """Actuated values (n, n_act) SI along the sweep around ``base`` (n_act,) SI, in solve
+    order, and ``order`` such that ``path[order]`` gives the rows in output order (grids are
+    solved in serpentine order so consecutive points are neighbours, and written in plain
+    row-major order). The grid is computed in the file's units (:func:`input_grid`)."""
+    scale = actuated_scale(mech)
+    file, order, swept = _grid(mech, base / scale, sweeps, mode)
+    path = np.tile(base, (len(file), 1))
+    path[:, swept] = file[:, swept] * scale[swept]
+    return path, order
+
+
+def _grid(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], mode: str):
+    """``(values (n, n_act) file units in solve order, order, swept indices)`` of the sweep
+    around ``base`` (n_act,) file units."""
     if not sweeps:
-        return base[None, :].copy(), np.zeros(1, dtype=int)
+        return base[None, :].copy(), np.zeros(1, dtype=int), np.zeros(0, dtype=int)
     counts = [s.count() for s in sweeps]
     problem = sweep_size_problem(max(counts) if mode == "zip" else math.prod(counts), "the sweep")
     if problem:
@@ -169,15 +280,17 @@ def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], m
     for s, k in zip(sweeps, idx, strict=True):
         for end in (s.from_, s.to):
             check_joint_value(mech, k, end * scale[k], f"--sweep {s.name}: {end:g}")
-    axes = [s.values() * scale[k] for s, k in zip(sweeps, idx, strict=True)]
+    axes = [s.values() for s in sweeps]
+    swept = np.array(idx, dtype=int)
     if mode == "zip":
-        n = {len(a) for a in axes}
-        if len(n) != 1:
-            raise AnalysisInputError(f"zipped sweeps need equal point counts, got {sorted(len(a) for a in axes)}")
+        if len({len(a) for a in axes}) != 1:
+            listed = ", ".join(f"{s.name} {s.describe()} has {len(a)}" for s, a in zip(sweeps, axes, strict=True))
+            raise AnalysisInputError(f"zipped sweeps (--zip) need equal point counts: {listed}; give them the same "
+                                     "number of points (e.g. FROM:TO:nNUM for NUM points)")
         path = np.tile(base, (len(axes[0]), 1))
         for k, a in zip(idx, axes, strict=True):
             path[:, k] = a
-        return path, np.arange(len(path))
+        return path, np.arange(len(path)), swept
     grids = np.meshgrid(*axes, indexing="ij")
     shape = grids[0].shape
     natural = np.arange(grids[0].size).reshape(shape)
@@ -186,7 +299,7 @@ def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], m
     for k, g in zip(idx, grids, strict=True):
         path[:, k] = g.ravel()[serp]
     order = np.argsort(serp)
-    return path, order
+    return path, order, swept
 
 
 def _serpentine(natural: np.ndarray) -> np.ndarray:

@@ -2,7 +2,9 @@
 its metrics and the constraint Jacobian in the metadata.
 
 Entries are in the file's units: e.g. ``m/s per deg/s`` for a linear-velocity row and a
-revolute input. The metrics (singular values, condition number, manipulability) are of the
+revolute input. Per actuated variable X, ``X.dv_dq [m/deg]`` holds the linear-velocity rows and
+``X.dw_dq [deg/deg]`` the angular ones (each empty on the other's rows): one unit per column.
+The metrics (singular values, condition number, manipulability) are of the
 dimensionless Jacobian (:func:`~linkcli.core.jacobian.homogenized_jacobian`, characteristic
 length in the metadata), so they are the same in every unit system.
 """
@@ -49,12 +51,14 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
     in_units = [mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit for i in mech.q_actuated]
     out_units = [mech.length_unit] * n_lin + [mech.angle_unit] * (len(comps) - n_lin)
     table.add("", "unit", "", [", ".join(dict.fromkeys(f"{o}/{u}" for u in in_units)) or "-" for o in out_units])
+    linear = np.arange(len(comps)) < n_lin
     for k, i in enumerate(mech.q_actuated):
         in_unit = mech.angle_unit if mech.q_is_rotation[i] else mech.length_unit
-        units = [f"{mech.length_unit}/{in_unit}"] * n_lin + [f"{mech.angle_unit}/{in_unit}"] * (len(comps) - n_lin)
-        # one column per input; its unit differs by row, so the unit is part of the quantity name
-        table.add(mech.q_names[i], "d_dq", "", J_file[:, k])
-        table.metadata.setdefault("column_units", {})[mech.q_names[i]] = units
+        # two columns per input, each in one unit: dv_dq the linear-velocity rows (vx, vy[, vz]:
+        # length per input unit), dw_dq the angular ones (angle per input unit); each is empty
+        # on the other's rows, so no column (nor a figure over it) mixes m/deg and deg/deg
+        table.add(mech.q_names[i], "dv_dq", f"{mech.length_unit}/{in_unit}", np.where(linear, J_file[:, k], np.nan))
+        table.add(mech.q_names[i], "dw_dq", f"{mech.angle_unit}/{in_unit}", np.where(linear, np.nan, J_file[:, k]))
     L = characteristic_length(mech)
     metrics = jacobian_metrics(homogenized_jacobian(mech, J, L)) if ok else None
     rep = mobility_report(mech, res.q)

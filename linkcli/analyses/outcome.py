@@ -18,14 +18,17 @@ import numpy as np
 #: stopped): ``no_assembly`` (no configuration found or none exists), ``outside_limits`` (a
 #: joint value outside its ``limits``), ``singular`` (no finite input force balances the loads),
 #: ``unreachable`` (an ik target), ``not_converged`` (Newton did not meet the tolerance),
-#: ``stopped`` (a simulation that could not start or ended early)
-FAILURE_KINDS = frozenset({"no_assembly", "outside_limits", "singular", "unreachable", "not_converged", "stopped"})
+#: ``stopped`` (a simulation that could not start or ended early), ``inaccurate`` (a simulation
+#: that ran to its end but whose energy balance error outgrew its energy scale: every row is
+#: kept, the message says from when they are not accurate)
+FAILURE_KINDS = frozenset({"no_assembly", "outside_limits", "singular", "unreachable", "not_converged", "stopped",
+                           "inaccurate"})
 
 
 @dataclass(frozen=True)
 class Event:
     """Something an analysis reports besides its table. ``kind``: ``no_assembly``,
-    ``outside_limits``, ``singular``, ``unreachable``, ``not_converged``, ``stopped`` (these
+    ``outside_limits``, ``singular``, ``unreachable``, ``not_converged``, ``stopped``, ``inaccurate`` (these
     explain failures, :data:`FAILURE_KINDS`), ``singular_crossing``, ``singular_point``,
     ``reassembled``, ``branch_jump``, ``limit`` (a located limit of motion) or ``warning``
     (anything else); ``index``: the case (sweep point in solve order, target) it concerns, or

@@ -9,7 +9,6 @@ rates give consistent rates of every joint.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import numpy as np
 
 from ..core import transforms as tf
 from ..core.assembly import assemble
+from ..core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, reference_energy, whole_steps
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
@@ -111,6 +111,7 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         raise AnalysisInputError(problem)
     plan = plan_kernels(mech, req, many=many)  # compiled or interpreted kernels: before they are imported
     a0, ad0, messages = initial_state(mech, req)
+    messages += step_notes(req)
     massless = [n for n, has in zip(mech.link_names[1:], mech.link_has_mass[1:], strict=True) if not has]
     if massless:
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
@@ -127,7 +128,9 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         return _not_started("invalid_start", msg, messages)
     if note:
         messages.append(note)
-    tab = _Tabulator(mech)
+    from ..core.loop_closure import mechanism_size
+
+    tab = _Tabulator(mech, reference_energy(float(mech.link_mass[1:].sum()), mechanism_size(mech), req.t_end))
     spool = None if block_rows is None else _scratch(TableSpool, scratch_dir)
     wall, cpu = time.perf_counter(), time.process_time()
     from ..core.dynamics import simulate, simulate_chunks
@@ -152,9 +155,13 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     if tab.n:  # what this machine learns about interpreted and compile costs (core.jit)
         jit.record_run("simulate", plan, _work_units(mech, round(tab.t_last / res.dt), tab.n), cpu)
     messages += list(res.warnings)
-    if not res.ok:
-        messages.append(res.message)
-    summary = tab.summary(res, wall)
+    status, message = res.status, res.message
+    if res.ok and not tab.balance.ok:  # every row kept; the run says from when they are not accurate
+        status, message = "inaccurate", tab.balance_message()
+    failed = status != "ok"
+    if failed:
+        messages.append(message)
+    summary = tab.summary(res, wall, status, message)
     metadata = ResultTable.for_mechanism(mech, loaded, analysis="simulate",
                                          solver={"dt": res.dt, "every": req.every, "tol": req.tol,
                                                  "integrator": "variational (RATTLE-type, maximal coordinates)"}
@@ -167,10 +174,41 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         table = whole
     else:
         table = spool.stream(metadata, Units.of(mech))
-    events = warnings(messages[:-1] if not res.ok else messages)
-    if not res.ok:
-        events.append(Event("stopped", res.message, None, {"status": res.status}))
-    return AnalysisOutcome.of(table, 1, 0 if res.ok else 1, events, summary, res, what="simulations")
+    events = warnings(messages[:-1] if failed else messages)
+    if failed:
+        events.append(Event("stopped" if not res.ok else "inaccurate", message, None, {"status": status}))
+    return AnalysisOutcome.of(table, 1, int(failed), events, summary, res, what="simulations")
+
+
+def step_notes(req: SimulateRequest) -> list[str]:
+    """A note when ``t_end`` is not a whole number of steps ``dt``: the run takes the smallest
+    number of equal steps no longer than ``dt`` (and ends at ``t_end``)."""
+    n_steps, h = whole_steps(req.t_end, req.dt)
+    if abs(h - req.dt) <= 1e-9 * req.dt:
+        return []
+    return [f"t_end = {req.t_end:g} s is not a whole number of steps dt = {req.dt:g} s: the run takes {n_steps} "
+            f"steps of {h:.6g} s (dt shortened by {100 * (1 - h / req.dt):.3g} %) to end at t_end; choose a dt "
+            "that divides t_end to keep it"]
+
+
+def run_diagnostics(loaded, req: SimulateRequest) -> list:
+    """The file's warnings (Diagnostics) for a run of ``req``: its spring-step warnings
+    (:data:`linkcli.model.checks.SPRING_STEP`, made at the file's ``analysis.simulate.dt``)
+    replaced by those at the step this run takes (``--dt`` and the fit to ``t_end`` included)."""
+    from ..io.loader import diagnostics
+    from ..model.checks import SPRING_STEP, spring_step_problems
+    from ..model.sizes import simulation_size_problem
+
+    problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
+    if problem:
+        raise AnalysisInputError(problem)
+    _, h = whole_steps(req.t_end, req.dt)
+    sim = loaded.model.analysis.simulate
+    source = ("analysis.simulate.dt" if sim is not None and sim.dt == req.dt
+              else "the default dt" if sim is None and req.dt == SimulateRequest.dt else "the dt requested (--dt)")
+    where = source if abs(h - req.dt) <= 1e-9 * req.dt else f"{source} = {req.dt:g} s fitted to t_end"
+    return ([d for d in loaded.warnings if d.code != SPRING_STEP]
+            + diagnostics(loaded.path, loaded.source, spring_step_problems(loaded.model, h, where)))
 
 
 def _scratch(action, *args):
@@ -205,7 +243,7 @@ def plan_kernels(mech: CompiledMechanism, req: SimulateRequest, many: bool = Fal
     problem = simulation_size_problem(req.t_end, req.dt, req.every)  # also bounds the projection
     if problem:
         raise AnalysisInputError(problem)
-    n_steps = max(1, math.ceil(req.t_end / req.dt - 1e-9))
+    n_steps, _ = whole_steps(req.t_end, req.dt)
     return plan("simulate", _work_units(mech, n_steps, n_steps // req.every + 1), many=many)
 
 
@@ -263,7 +301,9 @@ class _Tabulator:
     the energy at t = 0 of the balance error; so the blocks joined are the table of the whole
     run, bit for bit. ``cpu``: CPU time spent tabulating (s), for the caller to keep apart."""
 
-    def __init__(self, mech: CompiledMechanism) -> None:
+    def __init__(self, mech: CompiledMechanism, reference_J: float = 0.0) -> None:
+        """``reference_J``: the mechanism's energy unit for the balance's round-off floor
+        (:func:`~linkcli.core.dynamics.accuracy.reference_energy`)."""
         from ..core.transforms import Unwrap
 
         self.mech, self.units = mech, Units.of(mech)
@@ -272,6 +312,7 @@ class _Tabulator:
         self.n, self.t_last, self.cpu = 0, 0.0, 0.0
         self.max_residual = self.max_balance_error = 0.0
         self.peak_load = np.zeros(len(mech.driver_names))
+        self.balance = EnergyBalanceCheck(reference_J=reference_J)
 
     def block(self, res) -> ResultTable:
         """The table rows of the SimulationResult ``res`` (the next rows of the run), columns:
@@ -288,6 +329,8 @@ class _Tabulator:
         # np.max, not max(): a NaN anywhere stays NaN as in one reduction over the whole run
         self.max_residual = float(np.max([self.max_residual, res.constraint_residual.max(initial=0.0)]))
         self.max_balance_error = float(np.max([self.max_balance_error, np.abs(balance).max(initial=0.0)]))
+        self.balance.update(res.t, res.kinetic, res.potential, res.total,
+                            (res.work_dampers, res.work_drivers, res.work_loads), balance)
         self.peak_load = np.max([self.peak_load, np.abs(res.driver_force).max(axis=0, initial=0.0)], axis=0)
         table = ResultTable(n, units=self.units)
         table.add("", "t", "s", res.t)
@@ -317,7 +360,7 @@ class _Tabulator:
         for quantity in ("kinetic", "potential", "total", "work_dampers", "work_drivers", "work_loads"):
             table.add("energy", quantity, "J", getattr(res, quantity))
         table.add("energy", "balance_error", "J", balance)
-        table.add("", "constraint_residual", "", res.constraint_residual)
+        table.add_length("", "constraint_residual", res.constraint_residual)  # m (angular rows times the size)
         return table
 
     def _add_pose(self, table: ResultTable, name: str, T: np.ndarray) -> None:
@@ -333,15 +376,30 @@ class _Tabulator:
         for k, c in enumerate(("qw", "qx", "qy", "qz")):
             table.add(name, c, "", quat[:, k])
 
-    def summary(self, res, wall: float) -> dict:
-        """The run's summary (``res`` a SimulationResult or SimulationRun, for status, message,
-        dt and counts; ``wall`` its wall time, s)."""
+    def balance_message(self) -> str:
+        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`)."""
+        b = self.balance
+        return (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
+                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on): the "
+                "motion is not accurate from there (an unstable or too coarse time step: a spring too stiff or a "
+                "motion too fast for dt); every row is kept; try a smaller dt")
+
+    def summary(self, res, wall: float, status: str | None = None, message: str | None = None) -> dict:
+        """The run's summary (``res`` a SimulationResult or SimulationRun, for dt and counts;
+        ``status`` and ``message`` the run's, by default ``res``'s; ``wall`` its wall time, s).
+        ``energy_balance_relative``: the largest balance error relative to the run's energy
+        scale ``energy_scale_J``; ``energy_balance_bad_from_s``: the first saved time (s) it
+        exceeds :data:`~linkcli.core.dynamics.accuracy.BALANCE_RTOL` (None: never)."""
         mech = self.mech
         n_steps = int(round(self.t_last / res.dt)) if self.n else 0
-        return {"status": res.status, "message": res.message, "steps": n_steps, "dt": res.dt,
+        return {"status": res.status if status is None else status,
+                "message": res.message if message is None else message, "steps": n_steps, "dt": res.dt,
                 "t_end": self.t_last if self.n else 0.0, "wall_time_s": wall,
                 "max_constraint_residual": self.max_residual,
                 "max_energy_balance_error_J": self.max_balance_error,
+                "energy_scale_J": self.balance.scale,
+                "energy_balance_relative": self.balance.worst,
+                "energy_balance_bad_from_s": self.balance.bad_from,
                 "refined_steps": int(getattr(res, "refined_steps", 0)),
                 "peak_driver_load": {name: float(self.peak_load[k]) for k, name in enumerate(mech.driver_names)},
                 # N m for a rotation driver, N for a sliding one

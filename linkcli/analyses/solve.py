@@ -34,7 +34,7 @@ from ..core.limits import (
     proven_unreachable,
     row_status,
 )
-from ..core.loop_closure import Status
+from ..core.loop_closure import Status, loop_gaps
 from ..core.mechanism import CompiledMechanism
 from ..core.planar_metrics import (
     fourbar_loops,
@@ -50,7 +50,7 @@ from ..core.velocity import frame_motion, joint_accelerations, joint_rates
 from ..errors import AnalysisInputError
 from ..model.base import choices_hint
 from ..results import ResultTable, TableStream, Units
-from .inputs import Sweep, actuated_scale, actuated_values, format_inputs, sweep_path
+from .inputs import Sweep, actuated_scale, actuated_values, format_inputs, input_grid
 from .outcome import AnalysisOutcome, Event
 
 #: limits are located to this many file units of the input (the promise is 1e-9; 10x margin)
@@ -104,8 +104,8 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
     whole table. The blocks joined are the table :func:`run_solve` returns, bit for bit."""
     if block_rows < 2:
         raise ValueError(f"block_rows must be >= 2, got {block_rows}")
-    base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-    path, order = sweep_path(mech, base, req.sweeps, req.mode)
+    inputs = input_grid(mech, req.set, req.sweeps, req.mode)  # SI for the solver, file units for the columns
+    path, order = inputs.path, inputs.order
     frames = _output_frames(mech, req.output_frames)
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol, method=req.sweep_method)
     n = len(path)
@@ -181,8 +181,8 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
             ang = None
             if mech.planar:
                 ang = angle[idx] if angle is not None else unwrap_rows
-            yield _block_table(mech, req, units, path[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act, ang,
-                               _STATUS_LABELS[status_code[idx]])
+            yield _block_table(mech, req, units, inputs.file[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act,
+                               ang, _STATUS_LABELS[status_code[idx]])
 
     table = TableStream(n, blocks, metadata=metadata, units=units)
     return AnalysisOutcome.of(table, n, n_failed, events, failure=failure, what="points")
@@ -217,20 +217,20 @@ def _status_block(mech, req, path, q, status, ok, outside_rows=None) -> np.ndarr
 _STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))}")
 
 
-def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qdd_act, angle,
+def _block_table(mech, req, units, inputs, res, idx, ok, frames, loops, qd_act, qdd_act, angle,
                  status_text) -> ResultTable:
     """The table's rows of solve indices ``idx`` (a slice or an index array, in output order);
     ``angle``: the effector's unwrapped angle of these rows, or an
     :class:`~linkcli.core.transforms.Unwrap` that unwraps it along consecutive blocks (rows in
-    solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows)."""
-    n = len(path)
+    solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows);
+    ``inputs`` (n, n_act): the rows' actuated inputs in file units, as requested."""
+    n = len(inputs)
     table = ResultTable(n, units=units)
     q_solved = res.q[idx]
     q = np.where(ok[:, None], q_solved, np.nan)  # poses of failed rows stay NaN (nothing shown as good)
-    q_columns = q.copy()
-    q_columns[:, mech.q_actuated] = path  # ... but a failed row still says which input failed
-    table.add_q(mech.q_names, q_columns, mech.q_is_rotation)
-    del q_columns
+    # the inputs as requested, in file units (a failed row still says which input failed)
+    table.add_q(mech.q_names, q, mech.q_is_rotation,
+                file_values={int(i): inputs[:, k] for k, i in enumerate(mech.q_actuated)})
     qd = qdd = None
     if qd_act is not None:
         qd = joint_rates(mech, q_solved, np.broadcast_to(qd_act, (n, mech.n_actuated)))
@@ -247,8 +247,9 @@ def _block_table(mech, req, units, path, res, idx, ok, frames, loops, qd_act, qd
         table.add_angle(entity, "transmission", np.where(ok, mu, np.nan))
     del P
     table.add("", "status", "", status_text)
+    gaps = loop_gaps(mech, q_solved)  # m: one length per loop (angular misfits times the size)
     for li, j in enumerate(mech.loop_joint):
-        table.add(f"loop_{mech.joint_names[j]}", "residual", "", res.residual[idx, li])
+        table.add_length(f"loop_{mech.joint_names[j]}", "residual", gaps[:, li])
     table.add("", "condition", "", res.condition[idx])
     return table
 

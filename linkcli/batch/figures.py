@@ -218,6 +218,11 @@ def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loo
         cols = [_float_column(table, h) for h in headers]
         if any(c is None for c in cols):
             return FigureValue(label, "", label, unit, math.nan, f"'{fig.column}' is not a numeric column")
+        units = list(dict.fromkeys(unit_of(h) for h in headers))
+        if factor == 1.0 and len(units) > 1:  # a figure never mixes units (m/deg with deg/deg ...)
+            return FigureValue(label, "", label, "", math.nan,
+                               f"'{fig.column}' matches columns in different units ({', '.join(units)}); "
+                               "name one unit, e.g. '" + headers[0] + "'")
         values = np.concatenate(cols) * factor
         return FigureValue(label, "", label, unit, _stat(values, fig.stat))
     if kind == "range_of_motion":
@@ -488,13 +493,16 @@ def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) ->
         values = np.concatenate([np.asarray(table[h], float) * DEG_PER[unit_of(h)] for h in headers])
         return _bounds(label, values, check.min_transmission_angle, None, "deg")
     if subject == "max_loop_residual":
-        headers = [h for h in table.headers() if re.match(r"loop_.+\.residual$", h) or h == "constraint_residual"]
+        headers = [h for h in table.headers() if re.match(r"(loop_.+\.residual|constraint_residual) \[", h)]
         if not headers:
             if getattr(mech, "n_loops", 0) == 0:
                 return CheckResult(label, True, None, "the mechanism has no closed loop", True)
             return CheckResult(label, False, None, "no loop residual in the results")
-        values = np.concatenate([np.asarray(table[h], float) for h in headers])
-        return _bounds(label, values, None, check.max_loop_residual)
+        from ..model.units import LENGTH_SCALE
+
+        # in m whatever the file's length unit (the columns are in it)
+        values = np.concatenate([np.asarray(table[h], float) * LENGTH_SCALE[unit_of(h)] for h in headers])
+        return _bounds(label, values, None, check.max_loop_residual, "m")
     # max_driver_torque
     names = list(getattr(mech, "driver_names", ()))
     headers = [h for h in table.headers() for n in names if h in (f"{n}.torque [N m]", f"{n}.force [N]")]

@@ -79,6 +79,7 @@ class FastStudy:
     has_limits: bool
     figures: tuple = ()
     base: dict = field(default_factory=dict)  # array name -> nominal array
+    inputs: np.ndarray | None = None  # (n, n_act) the path in file units as requested (the input columns)
 
 
 #: environment variable: ``per-variant`` makes every study take the per-variant path (to compare
@@ -114,7 +115,7 @@ def prepare(task) -> FastStudy | str:
 
 
 def _prepare(task) -> FastStudy:
-    from ..analyses.inputs import actuated_values, sweep_path
+    from ..analyses.inputs import input_grid
     from ..compile import compile_mechanism
     from ..core import sweep as sw
     from ..core.variant_sweep import VariantKernel
@@ -136,8 +137,8 @@ def _prepare(task) -> FastStudy:
         loaded = validate_document(data, smap, task.source.path, task.source.sha256)
         mech = compile_mechanism(loaded.model, file=task.source.path)
         req = solve_request(loaded, spec.options, many=True)
-        base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-        path, order = sweep_path(mech, base, req.sweeps, req.mode)
+        grid = input_grid(mech, req.set, req.sweeps, req.mode)  # as solve: SI path, file-unit inputs
+        path, order = grid.path, grid.order
     except LinkcliError as exc:  # the per-variant path reports it
         raise NotCovered(f"the nominal does not run: {exc}") from None
     if req.rates or req.accelerations:
@@ -152,7 +153,7 @@ def _prepare(task) -> FastStudy:
     targets = [_targets(data, loaded.model, mech, keys) for keys in task.paths]
     fs = FastStudy(spec, mech, kernel, np.ascontiguousarray(path, dtype=float), order, req.tol, targets, frames, [],
                    {}, dict(task.reference), bool(np.isfinite(mech.q_lower).any() or np.isfinite(mech.q_upper).any()),
-                   base={name: getattr(mech, name) for name in _PATCHED})
+                   base={name: getattr(mech, name) for name in _PATCHED}, inputs=grid.file)
     fs.figures = tuple(spec.figures) if spec.figures is not None else tuple(default_figures("solve", mech))
     _prove_map(fs, task, data, smap, compile_mechanism, validate_document)
     # the nominal evaluated the ordinary way: its full table's headers, and the reference for the lazy one
@@ -277,6 +278,19 @@ class _Chunk:
         self._frames: np.ndarray | None = None
         self._lengths: np.ndarray | None = None
         self._trans: dict = {}
+        self._gaps: dict = {}
+
+    def gaps(self, c: int) -> np.ndarray:
+        """(n, n_loops) m, solve order: variant c's loop residuals as solve tabulates them
+        (:func:`linkcli.core.loop_closure.loop_gaps` of the variant's own frames)."""
+        if c not in self._gaps:
+            from ..core.loop_closure import loop_gaps
+            from ..core.variant_sweep import variant_mechanism
+
+            g = self.g
+            vm = variant_mechanism(self.fs.mech, g.T_link_frame[c], g.T_parent_joint[c], g.T_child_joint[c])
+            self._gaps[c] = loop_gaps(vm, self.q[c])
+        return self._gaps[c]
 
     @property
     def poses(self):
@@ -327,9 +341,10 @@ def _columns(fs: FastStudy, full) -> dict:
 
     actuated = list(mech.q_actuated)
     for k, col in enumerate(t.add_q(mech.q_names, np.zeros((len(o), mech.n_q)), mech.q_is_rotation)):
-        def q_col(ch, c, k=k):  # failed rows do not reach the fast path; inputs are the path's
-            q = fs.path[:, actuated.index(k)] if k in actuated else ch.q[c, :, k]
-            return units.q_from_si(q[o, None], mech.q_is_rotation[k:k + 1])[:, 0]
+        def q_col(ch, c, k=k):  # failed rows do not reach the fast path; inputs as requested (file units)
+            if k in actuated and fs.inputs is not None:
+                return fs.inputs[o, actuated.index(k)]
+            return units.q_from_si(ch.q[c, o, k][:, None], mech.q_is_rotation[k:k + 1])[:, 0]
         put(col, q_col)
     axes = "xy" if mech.planar else "xyz"
     for i, f in enumerate(fs.frames):
@@ -346,9 +361,9 @@ def _columns(fs: FastStudy, full) -> dict:
         put(col, lambda ch, c, li=li: units.angle_from_si(ch.transmission(li)[c, o]))
     status = row_status(mech, fs.path, np.zeros(len(o), dtype=int))[o]
     put(t.add("", "status", "", status), lambda ch, c: status)
-    for li, j in enumerate(mech.loop_joint):
-        put(t.add(f"loop_{mech.joint_names[j]}", "residual", "", np.zeros(len(o))),
-            lambda ch, c, li=li: ch.sweeps[c].residual[o, li])
+    for li, j in enumerate(mech.loop_joint):  # a length: each loop's misfit, angular ones times the size
+        put(t.add_length(f"loop_{mech.joint_names[j]}", "residual", np.zeros(len(o))),
+            lambda ch, c, li=li: units.length_from_si(ch.gaps(c)[o, li]))
     put(t.add("", "condition", "", np.zeros(len(o))), lambda ch, c: ch.sweeps[c].condition[o])
     missing = [h for h in cols if h not in full.headers()]
     if missing:

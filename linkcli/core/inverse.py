@@ -92,6 +92,7 @@ def solve_ik(mech: CompiledMechanism, T_target: np.ndarray, q_guess: np.ndarray,
         # minima found with a quasi-Newton SQP that keeps it, and keep the best
         polished = [_polish(mech, T_target, r, rows, tol) for r in _distinct(mech, tried)]
         best = min(polished, key=lambda r: (r.status, _task_norm(mech, r, rows)))
+    best = _closed(mech, T_target, best, rows, tol)  # a pose presented closes its loops to tol
     q = nearest_turn(mech, best.q, q_guess)  # same pose, angles near the guess
     q = np.where((q >= mech.q_lower) & (q <= mech.q_upper), q, best.q)  # ... unless a turn leaves the limits
     return IKResult(q, best.status, best.task_residual, best.loop_residual, best.iterations, best.T_reached,
@@ -178,6 +179,10 @@ def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
         rhs = -np.concatenate([A.T @ (e * w_task), ev.r])
         dq = np.linalg.lstsq(K, rhs, rcond=1e-13)[0][:n]
         q_new = np.clip(q + dq, mech.q_lower, mech.q_upper)
+        # back onto the loop closure: the penalty merit alone trades a loop residual ~1e-7 for
+        # task error at an unreachable target and stalls there; iterates on the closed-loop
+        # manifold make the merit the task error and the closest pose a closed one
+        q_new = _project_loops(mech, q_new, tol)
         e_n, Jt_n, ev_n, T_n = _task(mech, q_new, T_target, rows)
         merit_n = _merit(e_n * w_task, ev_n.r, L)
         if merit_n < merit:
@@ -193,6 +198,38 @@ def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
     task_ok = _max(e * w_task) < 100 * tol
     status = IKStatus.CONVERGED if task_ok and loop_ok else (IKStatus.UNREACHABLE if loop_ok else IKStatus.NO_ASSEMBLY)
     return IKResult(q, status, -e, _max(ev.r), it, T, len(rows), 0)
+
+
+def _project_loops(mech: CompiledMechanism, q: np.ndarray, tol: float, max_iter: int = 12) -> np.ndarray:
+    """``q`` (n_q,) moved onto the loop closure by minimum-norm Newton steps over every joint
+    variable (the smallest change that closes the loops), within the joint limits, until the
+    loop error is 1e-3 ``tol`` (quadratic convergence: one or two steps from a nearly closed
+    pose). Returns ``q`` unchanged when that does not close the loops to ``tol`` (a start far
+    from assembly: the KKT steps bring it closer first)."""
+    if not mech.n_constraints:
+        return q
+    L = mechanism_size(mech)
+    p = q
+    for _ in range(max_iter):
+        ev = constraints(mech, p)
+        if _loop_err(ev.r, L) < 1e-3 * tol:
+            return p
+        p = np.clip(p + np.linalg.lstsq(ev.J, -ev.r, rcond=1e-13)[0], mech.q_lower, mech.q_upper)
+    return p if _loop_err(constraints(mech, p, jacobian=False).r, L) < tol else q
+
+
+def _closed(mech: CompiledMechanism, T_target: np.ndarray, r: IKResult, rows: np.ndarray, tol: float) -> IKResult:
+    """``r`` with its pose projected onto the loop closure (:func:`_project_loops`) and its task
+    residual, reached pose and status evaluated there: ``NO_ASSEMBLY`` (no pose to present)
+    when the loops do not close to ``tol``."""
+    q = _project_loops(mech, r.q, tol)
+    e, _, ev, T = _task(mech, q, T_target, rows)
+    L = mechanism_size(mech)
+    if _loop_err(ev.r, L) >= tol:
+        status = IKStatus.NO_ASSEMBLY
+    else:
+        status = IKStatus.CONVERGED if _max(e * _task_weights(mech, rows)) < 100 * tol else IKStatus.UNREACHABLE
+    return IKResult(q, status, -e, _max(ev.r), r.iterations, T, r.n_task, r.restarts)
 
 
 def _loop_err(r: np.ndarray, L: float) -> float:

@@ -154,6 +154,20 @@ def loop_residual_norms(mech: CompiledMechanism, r: np.ndarray) -> np.ndarray:
         else np.zeros(r.shape[:-1] + (0,))
 
 
+def loop_gaps(mech: CompiledMechanism, q: np.ndarray) -> np.ndarray:
+    """(..., n_loops) how far each loop is from closed at joint variables ``q`` (..., n_q) SI,
+    as one length (m): the largest of its residual components, the angular ones (rad) times
+    :func:`mechanism_size` (the gap an angular misfit opens at the mechanism's extent, as the
+    solver's own scaling weighs them). Below ``tol * mechanism_size`` where the solver converged."""
+    if not mech.n_loops:
+        return np.zeros(np.shape(q)[:-1] + (0,))
+    r = constraints(mech, np.asarray(q, dtype=float), jacobian=False).r
+    angular = np.array([0, 0, 1] if mech.planar else [0, 0, 0, 1, 1, 1], dtype=bool)
+    weight = np.where(angular, mechanism_size(mech), 1.0)
+    per_loop = r.reshape(r.shape[:-1] + (mech.n_loops, mech.loop_dim))
+    return np.abs(per_loop * weight).max(axis=-1)
+
+
 #: condition number of the passive partition J_p above which a configuration counts as singular
 #: (a dead centre or branch point): the sweep's ``singular_point`` events and untrusted tangents,
 #: the limit finder's untrusted determinant signs, the force analysis's toggles -- one threshold.

@@ -69,7 +69,7 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
             diags += _checks_without(data, prune, smap, path, kind)
         raise MechanismFileError(diags, omitted) from None
     problems = check(model) if isinstance(model, Mechanism) else []
-    diags = [_diag(path, smap, p.path, p.message, p.hint, p.severity) for p in problems]
+    diags = diagnostics(path, smap, problems)
     errors = [d for d in diags if d.severity == "error"]
     if errors:
         raise MechanismFileError(errors)
@@ -94,6 +94,13 @@ def validation_context(data: Any, model_cls: type[BaseModel] = Mechanism) -> dic
     return {"kind": doc.get("kind", "planar"),
             "units": {"length": length if isinstance(length, str) else "m",
                       "angle": angle if isinstance(angle, str) else "deg"}}
+
+
+def diagnostics(path: str, smap: SourceMap, problems) -> list[Diagnostic]:
+    """The model's :class:`~linkcli.model.checks.Problem` s of the file ``path`` as Diagnostics
+    (file, line, column from the source map)."""
+    return [dataclasses.replace(_diag(path, smap, p.path, p.message, p.hint, p.severity), code=p.code)
+            for p in problems]
 
 
 def _diag(path: str, smap: SourceMap, key_path: tuple, message: str, hint: str = "",

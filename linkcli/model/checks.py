@@ -49,6 +49,7 @@ class Problem:
     message: str
     hint: str = ""
     severity: Literal["error", "warning"] = "error"
+    code: str = ""  # what kind of problem, for callers that handle one kind apart (e.g. SPRING_STEP)
 
 
 def variable_names(joint_name: str, joint_type: str) -> list[str]:
@@ -613,49 +614,12 @@ class Checker:
                       "Inertia is in kg m^2 whatever the file's length unit (a rod of length L: m L^2/12).")
 
     def spring_steps(self) -> None:
-        """omega*dt of each spring with the mass (or inertia about the joint) of the link it moves."""
+        """omega*dt of each spring at the file's time step (``analysis.simulate.dt``, else the
+        default); ``simulate`` checks again at the step it runs (:func:`spring_step_problems`)."""
         sim = self.m.analysis.simulate
         dt = sim.dt if sim is not None else 1e-3
         where = "analysis.simulate.dt" if sim is not None else "the default dt"
-        ls = LENGTH_SCALE.get(self.m.units.length, 1.0)
-        links = {n: ln for n, ln in self.m.links.items()}
-        for name, e in self.m.springs.items():
-            if e.stiffness <= 0:
-                continue
-            if e.type == "linear":
-                masses = [links[r.split(".")[0]].mass for r in e.between if r.split(".")[0] in links
-                          and r.split(".")[0] != self.m.base]
-                given = [m for m in masses if m]
-                if not given:
-                    continue
-                inertia, what = min(given), "the mass of the lighter moving link it joins"
-                unit = "kg"
-            else:
-                j = self.m.joints.get(e.joint)
-                child = links.get(j.child.split(".")[0]) if j is not None else None
-                if child is None or not child.mass or child.inertia is None or j is None:
-                    continue
-                I = inertia_matrix(child.inertia, self.planar)
-                if I is None:
-                    continue
-                c = np.zeros(3)
-                c[: len(child.cg or [])] = child.cg or []
-                pin = child.frames.get(j.child.partition(".")[2])
-                p = np.zeros(3)
-                if pin is not None and pin.origin:
-                    p[: len(pin.origin[:3])] = pin.origin[:3]
-                inertia = float(I[2, 2]) + child.mass * float(np.sum((c - p)[:2] ** 2)) * ls**2
-                what, unit = f"the inertia of link '{j.child.split('.')[0]}' about the joint", "kg m^2"
-                if inertia <= 0:
-                    continue
-            omega = float(np.sqrt(e.stiffness / inertia))
-            if omega * dt > VERLET_STABILITY:
-                self.warn(("springs", name, "stiffness"),
-                          f"spring '{name}' is too stiff for the time step: omega*dt = {omega * dt:.3g} > "
-                          f"{VERLET_STABILITY:g} (omega = sqrt(k/m) = {omega:.4g} rad/s with {what}, "
-                          f"{inertia:.4g} {unit}; dt = {dt:g} s from {where}); the step is unstable",
-                          f"Use dt < {VERLET_STABILITY / omega:.3g} s, or check the stiffness unit "
-                          "(N/m or N m/rad whatever the file's units, e.g. '20 N/mm').")
+        self.problems += spring_step_problems(self.m, dt, where)
 
     def quantity_kinds(self) -> None:
         """Values written with units in fields that take a length or an angle (joint values,
@@ -736,6 +700,61 @@ class Checker:
 
 
 _EXAMPLE = {"angle": "30 deg", "length": "25 mm", "torque": "2 N*m", "force": "10 N"}
+
+
+#: :attr:`Problem.code` of the spring-too-stiff-for-the-step warnings (they depend on the step
+#: of a run, so ``simulate`` replaces the file's with those of the step it runs)
+SPRING_STEP = "spring_step"
+
+
+def spring_step_problems(m: Mechanism, dt: float, where: str) -> list[Problem]:
+    """Warnings for the springs too stiff for the time step ``dt`` (s): omega*dt above
+    :data:`VERLET_STABILITY`, with omega = sqrt(k/m) from the mass of the lighter moving link a
+    linear spring joins (or the inertia about its joint of the link a torsional spring turns).
+    ``where`` says where ``dt`` comes from (shown in the message)."""
+    planar = m.kind == "planar"
+    problems: list[Problem] = []
+    ls = LENGTH_SCALE.get(m.units.length, 1.0)
+    links = dict(m.links)
+    for name, e in m.springs.items():
+        if e.stiffness <= 0:
+            continue
+        if e.type == "linear":
+            masses = [links[r.split(".")[0]].mass for r in e.between if r.split(".")[0] in links
+                      and r.split(".")[0] != m.base]
+            given = [mass for mass in masses if mass]
+            if not given:
+                continue
+            inertia, what = min(given), "the mass of the lighter moving link it joins"
+            unit = "kg"
+        else:
+            j = m.joints.get(e.joint)
+            child = links.get(j.child.split(".")[0]) if j is not None else None
+            if child is None or not child.mass or child.inertia is None or j is None:
+                continue
+            I = inertia_matrix(child.inertia, planar)
+            if I is None:
+                continue
+            c = np.zeros(3)
+            c[: len(child.cg or [])] = child.cg or []
+            pin = child.frames.get(j.child.partition(".")[2])
+            p = np.zeros(3)
+            if pin is not None and pin.origin:
+                p[: len(pin.origin[:3])] = pin.origin[:3]
+            inertia = float(I[2, 2]) + child.mass * float(np.sum((c - p)[:2] ** 2)) * ls**2
+            what, unit = f"the inertia of link '{j.child.split('.')[0]}' about the joint", "kg m^2"
+            if inertia <= 0:
+                continue
+        omega = float(np.sqrt(e.stiffness / inertia))
+        if omega * dt > VERLET_STABILITY:
+            problems.append(Problem(
+                ("springs", name, "stiffness"),
+                f"spring '{name}' is too stiff for the time step: omega*dt = {omega * dt:.3g} > "
+                f"{VERLET_STABILITY:g} (omega = sqrt(k/m) = {omega:.4g} rad/s with {what}, "
+                f"{inertia:.4g} {unit}; dt = {dt:g} s from {where}); the step is unstable",
+                f"Use dt < {VERLET_STABILITY / omega:.3g} s, or check the stiffness unit "
+                "(N/m or N m/rad whatever the file's units, e.g. '20 N/mm').", "warning", SPRING_STEP))
+    return problems
 
 
 def check(m: Mechanism) -> list[Problem]:

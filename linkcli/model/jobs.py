@@ -90,9 +90,9 @@ class Check(Strict):
     the column within the bounds; ``abs: true`` compares |values|; ``*`` in C matches any
     text), ``{figure: NAME, min/max}`` (a figure of this job), or a shortcut:
     ``min_transmission_angle: DEG`` (every four-bar transmission angle, in degrees whatever the
-    file's units), ``max_loop_residual: R`` (solve: loop residuals; simulate: the constraint
-    residual), ``max_driver_torque: T`` (simulate: |torque| of every driver, N m, or N for a
-    prismatic one)."""
+    file's units), ``max_loop_residual: R`` (m whatever the file's units; solve: loop
+    residuals; simulate: the constraint residual), ``max_driver_torque: T`` (simulate: |torque|
+    of every driver, N m, or N for a prismatic one)."""
 
     name: Text | None = None
     column: Text | None = None

@@ -88,3 +88,52 @@ def test_target_reachable_only_outside_limits_gives_the_closest_pose_inside_them
     assert failed == 1 and table["status"][0] == "unreachable"
     assert table["j2.q [deg]"][0] == pytest.approx(90.0, abs=1e-7)  # folded as far as allowed
     assert table["position_error [m]"][0] == pytest.approx(np.sqrt(1.64) - 0.5, abs=1e-9)
+
+
+def column(table, prefix: str) -> np.ndarray:
+    """The column whose header starts with ``prefix`` (its unit may change)."""
+    (name,) = [n for n in table.headers() if n.split(" [")[0] == prefix]
+    return np.asarray(table[name], dtype=float)
+
+
+def test_fivebar_unreachable_closest_pose_closes_its_loops():
+    """Five-bar (mechanisms/fivebar.yaml: ground 2, cranks 1, distal links 2): the tool point P
+    is within 3 of both O1 = (0, 0) and O5 = (2, 0); the workspace's top is the lens corner
+    (1, sqrt(8)) with both arms stretched, so the target (1, 3.5) is 3.5 - sqrt(8) away. The
+    closest pose used to keep a loop residual of 2e-7 (its distance then off by 1e-7)."""
+    mech = compile_mechanism(load_mechanism("mechanisms/fivebar.yaml").model)
+    out = run_ik(mech, IKRequest([[1.0, 3.5]], mode="position"))
+    table = out.table
+    assert out.n_failed == 1 and table["status"][0] == "unreachable"
+    assert table["position_error [m]"][0] == pytest.approx(3.5 - np.sqrt(8.0), abs=1e-9)
+    assert column(table, "loop_residual")[0] <= 1e-9  # the ik tolerance (relative to a size of ~2 m)
+    assert table["reached.x [m]"][0] == pytest.approx(1.0, abs=1e-7)
+
+
+OPEN_FOURBAR = """
+name: four-bar that cannot close
+kind: planar
+units: {length: m, angle: deg}
+links:
+  ground: {frames: {O2: [0, 0], O4: [10, 0]}}
+  crank: {frames: {O2: [0, 0], A: [1, 0]}}
+  coupler: {frames: {A: [0, 0], B: [1, 0]}}
+  rocker: {frames: {O4: [0, 0], B: [1, 0]}}
+joints:
+  crank_pin: {type: revolute, parent: ground.O2, child: crank.O2, actuated: true}
+  A: {type: revolute, parent: crank.A, child: coupler.A}
+  B: {type: revolute, parent: coupler.B, child: rocker.B}
+  O4: {type: revolute, parent: ground.O4, child: rocker.O4}
+base: ground
+effector: coupler.B
+assembly: {crank_pin: 0, A: 0, B: 0, O4: 180}
+"""
+
+
+def test_a_pose_that_cannot_close_its_loops_is_not_presented():
+    # links 1 + 1 + 1 cannot span a ground of 10: no configuration exists
+    out = run_ik(mech_from_yaml(OPEN_FOURBAR), IKRequest([[1.0, 1.0]], mode="position"))
+    table = out.table
+    assert out.n_failed == 1 and table["status"][0] == "no_assembly"
+    for name in ("crank_pin.q [deg]", "A.q [deg]", "reached.x [m]", "reached.y [m]", "position_error [m]"):
+        assert np.isnan(table[name][0]), name

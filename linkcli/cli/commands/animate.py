@@ -48,7 +48,8 @@ def animate(file: MechanismFile, output: AnimationOption, sweep: SweepOption = N
     if not simulate and (t_end is not None or dt is not None):
         raise AnalysisInputError("--t-end and --dt need --simulate")
     loaded, mech = load_and_compile(file)
-    print_diagnostics(loaded.warnings, quiet)
+    if not simulate:  # --simulate: the warnings of the step run (the spring-step check at --dt)
+        print_diagnostics(loaded.warnings, quiet)
     if simulate:
         table, n_failed, failure = _simulation(file, loaded, mech, set_, t_end, dt, quiet)
         t = table["t [s]"]
@@ -71,7 +72,7 @@ def _sweep(file, loaded, mech, set_, sweep, zip_, quiet):
     from .solve import build_request
 
     req = build_request(loaded.model, set_=set_, sweep=sweep, zip_=zip_, rate=None, acceleration=None,
-                        output_frames=None)
+                        output_frames=None, mech=mech)
     if not req.sweeps:
         raise AnalysisInputError(f"{file} has no sweep under analysis.solve: give one, e.g. "
                                  f"--sweep {mech.q_names[int(mech.q_actuated[0])] if mech.n_actuated else 'JOINT'}"
@@ -87,14 +88,17 @@ def _simulation(file, loaded, mech, set_, t_end, dt, quiet):
     from dataclasses import replace
 
     from linkcli.analyses.inputs import parse_assignment
-    from linkcli.analyses.simulate import request_from_defaults, run_simulate
+    from linkcli.analyses.simulate import request_from_defaults, run_diagnostics, run_simulate
     from linkcli.errors import AnalysisInputError
 
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides = {k: v for k, v in (("t_end", t_end), ("dt", dt)) if v is not None}
-    if any(v <= 0 for v in overrides.values()):
-        raise AnalysisInputError("--t-end and --dt must be positive")
-    req = replace(req, **overrides, set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])})
+    for key, value in overrides.items():
+        if not (value > 0 and value < float("inf")):  # also refuses nan
+            option = "--" + key.replace("_", "-")
+            raise AnalysisInputError(f"{option} {value:g}: {option} must be a positive finite number")
+    req = replace(req, **overrides, set={**req.set, **dict(parse_assignment(s, "--set", mech) for s in set_ or [])})
+    print_diagnostics(run_diagnostics(loaded, req), quiet)
     outcome = run_simulate(mech, req, loaded)
     if not quiet:
         for message in outcome.messages:

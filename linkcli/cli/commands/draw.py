@@ -16,7 +16,8 @@ from ..common import ExitCode, echo_err, load_and_compile, print_diagnostics
 from ..options import MechanismFile, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated value in the file's units, or with a unit (crank_pin=30deg); repeatable.")]
 PictureOption = Annotated[Path, typer.Option(
     "--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
     help="Picture file: .png, .svg or .pdf (written atomically).")]
@@ -55,7 +56,7 @@ def draw(file: MechanismFile, output: PictureOption, set_: SetOption = None, lab
     view_angles = parse_view(view)
     loaded, mech = load_and_compile(file)
     print_diagnostics(loaded.warnings, quiet)
-    values = dict(parse_assignment(s, "--set") for s in set_ or [])
+    values = dict(parse_assignment(s, "--set", mech) for s in set_ or [])
     a = actuated_values(mech, values, "--set", default=mech.q_init[mech.q_actuated])
     res = configuration_at(mech, a)
     at = format_inputs(mech, a, digits=4)

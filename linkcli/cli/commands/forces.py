@@ -65,8 +65,9 @@ def _text_pairs(items: list[str] | None, option: str) -> dict[str, str]:
     return out
 
 
-def build_request(model, *, set_, sweep, zip_, speed, acceleration, static, load, gravity):
-    """Merge the command-line options over the file's ``analysis.forces`` (and ``solve``) defaults."""
+def build_request(model, *, set_, sweep, zip_, speed, acceleration, static, load, gravity, mech=None):
+    """Merge the command-line options over the file's ``analysis.forces`` (and ``solve``) defaults
+    (``mech``, the compiled mechanism: values with units in --set)."""
     from dataclasses import replace
 
     from linkcli.analyses.forces import request_from_defaults
@@ -76,7 +77,7 @@ def build_request(model, *, set_, sweep, zip_, speed, acceleration, static, load
     sweeps = [parse_sweep(s) for s in sweep or []]
     if sweeps or set_:
         req = replace(req, sweeps=sweeps)
-    return replace(req, set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
+    return replace(req, set={**req.set, **dict(parse_assignment(s, "--set", mech) for s in set_ or [])},
                    speeds={**req.speeds, **_text_pairs(speed, "--speed")},
                    accelerations={**req.accelerations, **_text_pairs(acceleration, "--acceleration")},
                    static=static or req.static, loads={**req.loads, **dict(parse_load(t) for t in load or [])},
@@ -102,7 +103,7 @@ def forces(file: MechanismFile, set_: SetOption = None, sweep: SweepOption = Non
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, set_=set_, sweep=sweep, zip_=zip_, speed=speed, acceleration=acceleration,
-                        static=static, load=load, gravity=gravity)
+                        static=static, load=load, gravity=gravity, mech=mech)
     from linkcli.analyses.forces import plan_kernels
 
     plan = plan_kernels(mech, req, equilibrium=equilibrium)  # the compile decision (also with -q): the first step

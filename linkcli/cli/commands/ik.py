@@ -43,7 +43,8 @@ def ik(file: MechanismFile, target: TargetOption, mode: ModeOption = None, guess
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
-    req = IKRequest([_numbers(t) for t in target], mode, dict(parse_assignment(g, "--guess") for g in guess or []))
+    guesses = dict(parse_assignment(g, "--guess", mech) for g in guess or [])
+    req = IKRequest([_numbers(t) for t in target], mode, guesses)
     outcome = run_ik(mech, req, loaded)
     emit_table(outcome.table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: inverse kinematics")
     finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="targets", first_failure=outcome.failure)

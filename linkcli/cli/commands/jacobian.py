@@ -10,7 +10,8 @@ from ..common import check_output, echo_err, emit_table, finish, load_and_compil
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated value in the file's units, or with a unit (crank_pin=30deg); repeatable.")]
 FrameOption = Annotated[str, typer.Option(
     "--frame", help="Express the twist in the base (world) frame or the effector (tool) frame.")]
 
@@ -26,7 +27,7 @@ def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
-    outcome = run_jacobian(mech, dict(parse_assignment(s, "--set") for s in set_ or []), frame, loaded)
+    outcome = run_jacobian(mech, dict(parse_assignment(s, "--set", mech) for s in set_ or []), frame, loaded)
     table = outcome.table
     emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: Jacobian ({frame} frame)")
     meta = table.metadata

@@ -32,7 +32,8 @@ EveryOption = Annotated[int | None, typer.Option("--every", help="Save every N-t
 TolOption = Annotated[float | None, typer.Option(
     "--tol", help="Relative Newton tolerance of a step (default 1e-10).", show_default=False)]
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Initial actuated value (file units).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Initial actuated value (file units, or with a unit: crank_pin=30deg).")]
 RateOption = Annotated[list[str] | None, typer.Option(
     "--rate", metavar="JOINT=VALUE", show_default=False,
     help="Initial rate of any joint variable (file units per s); projected onto the constraints.")]
@@ -49,7 +50,7 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
     from dataclasses import replace
 
     from linkcli.analyses.inputs import parse_assignment
-    from linkcli.analyses.simulate import request_from_defaults, simulate_stream
+    from linkcli.analyses.simulate import request_from_defaults, run_diagnostics, simulate_stream
     from linkcli.errors import AnalysisInputError
 
     if plot is not None:  # --plot: format and matplotlib checked before the run
@@ -58,18 +59,22 @@ def simulate(file: MechanismFile, dt: DtOption = None, t_end: TEndOption = None,
         check_figure_path(plot)
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
-    print_diagnostics(loaded.warnings, quiet)
     req = request_from_defaults(loaded.model.analysis.simulate)
     overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every),
                                                    ("tol", tol)) if v is not None}
-    if any(not (v > 0 and v < float("inf")) for v in overrides.values()):  # also refuses nan
-        raise AnalysisInputError("--dt, --t-end, --every and --tol must be positive finite numbers")
+    for key, value in overrides.items():
+        if not (value > 0 and value < float("inf")):  # also refuses nan
+            option = "--" + key.replace("_", "-")
+            raise AnalysisInputError(f"{option} {value:g}: {option} must be a positive finite number"
+                                     + (" (an integer >= 1)" if key == "every" else ""))
     if tol is not None and not tol <= 1e-3:
         raise AnalysisInputError(f"--tol {tol:g}: a relative tolerance above 1e-3 would accept inaccurate steps; "
                                  "use 1e-12 .. 1e-6 (default 1e-10)")
     req = replace(req, **overrides,
-                  set={**req.set, **dict(parse_assignment(s, "--set") for s in set_ or [])},
-                  rates={**req.rates, **dict(parse_assignment(r, "--rate") for r in rate or [])})
+                  set={**req.set, **dict(parse_assignment(s, "--set", mech) for s in set_ or [])},
+                  rates={**req.rates, **dict(parse_assignment(r, "--rate", mech) for r in rate or [])})
+    # the file's warnings, the spring-step ones at the step this run takes (--dt, fitted to t_end)
+    print_diagnostics(run_diagnostics(loaded, req), quiet)
     _plan_and_announce(req, mech, quiet)  # the compile decision (also with -q): before any kernel import
     interrupted = interrupt_requests()  # Ctrl-C / SIGTERM: stop between chunks, keep the rows so far
     # rows are tabulated chunk by chunk into a scratch file next to the output (bounded memory)

@@ -17,13 +17,15 @@ from ..common import check_output, echo_err, emit_table, finish, load_and_compil
 from ..options import DataFormat, DataFormatOption, MechanismFile, OutputOption, QuietOption
 
 SetOption = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="JOINT=VALUE", help="Actuated value in the file's units (repeatable).", show_default=False)]
+    "--set", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated value in the file's units, or with a unit (crank_pin=30deg); repeatable.")]
 SweepOption = Annotated[list[str] | None, typer.Option(
     "--sweep", metavar="JOINT=FROM:TO:STEP", show_default=False,
     help="Sweep an actuated variable (FROM:TO:nNUM for NUM points); repeat for 2-DOF mechanisms.")]
 ZipOption = Annotated[bool, typer.Option("--zip", help="Several sweeps advance together instead of as a grid.")]
 RateOption = Annotated[list[str] | None, typer.Option(
-    "--rate", metavar="JOINT=VALUE", help="Actuated rate (file units per s): adds velocities.", show_default=False)]
+    "--rate", metavar="JOINT=VALUE", show_default=False,
+    help="Actuated rate (file units per s, or with a unit: 60rpm): adds velocities.")]
 AccOption = Annotated[list[str] | None, typer.Option(
     "--acceleration", metavar="JOINT=VALUE", show_default=False,
     help="Actuated acceleration (file units per s^2): adds accelerations.")]
@@ -39,15 +41,16 @@ PlotColumnsOption = Annotated[str | None, typer.Option(
     help="With --plot: a figure of these result columns (e.g. coupler.P.x,B.transmission) instead.")]
 
 
-def _pairs(items: list[str] | None, option: str) -> dict[str, float]:
+def _pairs(items: list[str] | None, option: str, mech=None) -> dict[str, float]:
     from linkcli.analyses.inputs import parse_assignment
 
-    return dict(parse_assignment(t, option) for t in items or [])
+    return dict(parse_assignment(t, option, mech) for t in items or [])
 
 
 def build_request(model, *, set_: list[str] | None, sweep: list[str] | None, zip_: bool, rate: list[str] | None,
-                  acceleration: list[str] | None, output_frames: str | None, use_file_sweep: bool = True):
-    """Merge command-line options over the file's ``analysis.solve`` defaults."""
+                  acceleration: list[str] | None, output_frames: str | None, use_file_sweep: bool = True, mech=None):
+    """Merge command-line options over the file's ``analysis.solve`` defaults (``mech``, the
+    compiled mechanism: values with units in --set/--rate/--acceleration)."""
     from dataclasses import replace
 
     from linkcli.analyses.inputs import parse_sweep
@@ -58,8 +61,9 @@ def build_request(model, *, set_: list[str] | None, sweep: list[str] | None, zip
     if sweeps or set_ or not use_file_sweep:
         req = replace(req, sweeps=sweeps)
     frames = [f.strip() for f in output_frames.split(",") if f.strip()] if output_frames else req.output_frames
-    return replace(req, set={**req.set, **_pairs(set_, "--set")}, rates={**req.rates, **_pairs(rate, "--rate")},
-                   accelerations={**req.accelerations, **_pairs(acceleration, "--acceleration")},
+    return replace(req, set={**req.set, **_pairs(set_, "--set", mech)},
+                   rates={**req.rates, **_pairs(rate, "--rate", mech)},
+                   accelerations={**req.accelerations, **_pairs(acceleration, "--acceleration", mech)},
                    mode="zip" if zip_ else req.mode, output_frames=frames)
 
 
@@ -70,7 +74,7 @@ def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, p
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
-    req = build_request(loaded.model, use_file_sweep=use_file_sweep, **options)
+    req = build_request(loaded.model, use_file_sweep=use_file_sweep, mech=mech, **options)
     # without --plot the table is computed block by block as it is written (bounded memory);
     # a plot needs the whole table
     outcome = run_solve(mech, req, loaded) if plot is not None else solve_stream(mech, req, loaded)

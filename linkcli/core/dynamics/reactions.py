@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import maybe_njit
-from .constraints import constraint_rows, eval_row
+from .constraints import DRV_ANGLE, ROT_PERP, constraint_rows, eval_row
 from .kinematics import joint_geometry
-from .layout import G_ARM_A, G_ARM_B, G_ORIGIN_A, G_ORIGIN_B, J_CHILD_BODY, N_GEOMETRY, R_JOINT
+from .layout import G_ARM_A, G_ARM_B, G_ORIGIN_A, G_ORIGIN_B, J_CHILD_BODY, N_GEOMETRY, R_JOINT, R_KIND
 from .linalg import add, cross, row3, scale, sub
 
 
@@ -22,17 +22,23 @@ def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
     """Reaction ``force (n_j, 3)`` and ``moment (n_j, 3)`` on each joint's child for the
     multipliers ``lam (n_rows,)`` at one configuration (joint geometry ``JW``); ``fa``, ``ma``
     (n_j, 3) scratch for the parent-side wrench (used when the child is the base). Returns the
-    largest |row value| (the constraint residual, m or rad), which the same pass evaluates."""
+    constraint residual (m), which the same pass evaluates: the largest |row value|, an angular
+    row's (rad, or the sine of an angle) times the mechanism size (the gap it opens at the
+    mechanism's extent; the size is 1 / the rotational ``coordinate_scale``), so that one
+    length measures every row."""
     force[:, :] = 0.0
     moment[:, :] = 0.0
     fa[:, :] = 0.0
     ma[:, :] = 0.0
     residual = 0.0
+    size = 1.0 / m.coordinate_scale[2 if m.planar else 3] if m.coordinate_scale.shape[0] else 1.0
     for i in range(m.row_index.shape[0]):
         j = m.row_index[i, R_JOINT]
         val, ga_x, ga_t, gb_x, gb_t = eval_row(m, i, rot, JW, drv_val)
-        if not abs(val) <= residual:
-            residual = abs(val)
+        kind = m.row_index[i, R_KIND]
+        gap = abs(val) * size if kind == ROT_PERP or kind == DRV_ANGLE else abs(val)
+        if not gap <= residual:
+            residual = gap
         for c in range(3):
             force[j, c] -= lam[i] * gb_x[c]
             moment[j, c] -= lam[i] * gb_t[c]

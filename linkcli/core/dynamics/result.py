@@ -36,7 +36,8 @@ class SimulationResult:
     work_dampers, work_drivers, work_loads (n_s,) J: cumulative work since t = 0 (dampers <= 0),
         so that ``total - total[0] = work_drivers + work_dampers + work_loads`` up to the
         integrator's O(dt^2) energy error.
-    constraint_residual (n_s,): largest |constraint| over all joint and driver rows (m or rad).
+    constraint_residual (n_s,): largest |constraint| over all joint and driver rows (m; angular
+    rows times the mechanism size, the gap they open at the mechanism's extent).
     warnings: regularised masses, dropped redundant constraints, projections of the initial
         rates, ...
     dt (s): the step used (``t_end`` divided into whole steps); newton_iterations: largest

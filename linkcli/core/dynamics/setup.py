@@ -4,7 +4,6 @@ massless links where needed, the independent constraint rows and consistent velo
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +12,7 @@ from ..loop_closure import mechanism_size
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
+from .accuracy import whole_steps
 from .bodies import inertial_properties, regularise, state_from_joints
 from .constraints import eval_row, independent_rows, matrix_rank, row_scaling
 from .kinematics import joint_geometry, joint_variables
@@ -57,8 +57,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     over ``t_end`` s in whole steps of about ``dt`` s, the work arrays holding the initial state
     and its forces, constraint Jacobian and damper data. Raises ValueError for a start that is
     not assembled, contradicts a motion driver, or for over-constraining drivers."""
-    n_steps = max(1, int(math.ceil(t_end / dt - 1e-9)))
-    h = t_end / n_steps
+    n_steps, h = whole_steps(t_end, dt)
     drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
     mass, inertia = inertial_properties(mech)

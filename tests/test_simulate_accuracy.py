@@ -1,0 +1,194 @@
+"""A simulation whose time step is unstable or too coarse says so: the spring-step check uses the
+step the run takes (``--dt``, fitted to ``t_end``), and a run whose energy balance error
+outgrows its energy scale ends ``inaccurate`` (exit 1) with every row kept and the time from
+which it went bad (:mod:`linkcli.core.dynamics.accuracy`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linkcli.cli.common import ExitCode
+from linkcli.core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, reference_energy, whole_steps
+
+SHAKER = Path(__file__).resolve().parent.parent / "mechanisms" / "shaker_pendulum.yaml"
+BOB_KG = 1.0  # the lighter moving link the spring joins (the bob, 1 kg; the arm is 0.5 kg but is not joined)
+
+
+def shaker(tmp_path: Path, stiffness: str) -> Path:
+    """The example shaker pendulum with its spring's stiffness (N/m) replaced."""
+    text = SHAKER.read_text(encoding="utf-8")
+    old = "stiffness: 200,"
+    assert old in text
+    path = tmp_path / f"shaker_k{stiffness}.yaml"
+    path.write_text(text.replace(old, f"stiffness: {stiffness},"), encoding="utf-8")
+    return path
+
+
+def rows(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# -- the spring-step check uses the step run ---------------------------------------------------
+def test_a_dt_option_too_large_for_the_spring_is_flagged(run_cli, tmp_path):
+    path = shaker(tmp_path, "2.0e+5")
+    omega = math.sqrt(2.0e5 / BOB_KG)  # rad/s, closed form of the spring-mass frequency
+    quiet = run_cli("simulate", path, "--t-end", "0.01", "-o", tmp_path / "a.csv")
+    assert "is too stiff for the time step" not in quiet.stderr  # the file's dt 1e-3: omega dt = 0.447 < 2
+    r = run_cli("simulate", path, "--dt", "0.01", "--t-end", "0.1", "-o", tmp_path / "b.csv")
+    assert "springs.tie.stiffness: spring 'tie' is too stiff" in r.stderr
+    assert f"omega*dt = {omega * 0.01:.3g}" in r.stderr and "dt = 0.01 s from the dt requested (--dt)" in r.stderr
+    assert r.stderr.splitlines()[0].startswith(f"{path}:39:")  # the spring's line in the file
+
+
+def test_a_dt_option_small_enough_silences_the_files_warning(run_cli, tmp_path):
+    path = shaker(tmp_path, "1.0e+7")  # omega = 3162 rad/s: the file's dt 1e-3 is unstable
+    r = run_cli("simulate", path, "--t-end", "0.002", "-o", tmp_path / "a.csv")
+    assert "omega*dt = 3.16" in r.stderr and "dt = 0.001 s from analysis.simulate.dt" in r.stderr
+    r = run_cli("simulate", path, "--dt", "1e-5", "--t-end", "0.002", "-o", tmp_path / "b.csv")
+    assert r.exit_code == 0, r.output
+    assert "is too stiff for the time step" not in r.stderr
+
+
+def test_the_check_uses_the_step_fitted_to_t_end(run_cli, tmp_path):
+    # omega = sqrt(4.1e6) = 2024.8 rad/s: omega * 1e-3 = 2.02 > 2 (unstable) but the run takes
+    # 3 steps of 0.0025/3 = 8.33e-4 s (omega h = 1.69 < 2): the step run is stable
+    path = shaker(tmp_path, "4.1e+6")
+    r = run_cli("simulate", path, "--dt", "1e-3", "--t-end", "0.0025", "-o", tmp_path / "a.csv")
+    assert "is too stiff for the time step" not in r.stderr, r.stderr
+    assert ("t_end = 0.0025 s is not a whole number of steps dt = 0.001 s: the run takes 3 steps of "
+            f"{0.0025 / 3:.6g} s") in r.stderr
+    r = run_cli("simulate", path, "--dt", "1e-3", "--t-end", "0.003", "-o", tmp_path / "b.csv")
+    assert "omega*dt = 2.02" in r.stderr and "not a whole number" not in r.stderr
+
+
+# -- the energy balance verdict ----------------------------------------------------------------------
+def run_json(run_cli, path, tmp_path, *args) -> tuple:
+    out = tmp_path / f"run{len(list(tmp_path.iterdir()))}.json"
+    r = run_cli("simulate", path, *args, "-o", out)
+    return r, json.loads(out.read_text()) if out.exists() else None
+
+
+def test_an_unstable_step_ends_inaccurate_with_every_row(run_cli, tmp_path):
+    path = shaker(tmp_path, "2.0e+5")
+    r, coarse = run_json(run_cli, path, tmp_path, "--dt", "0.01", "--t-end", "0.5", "--every", "1")
+    assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
+    s = coarse["metadata"]["summary"]
+    assert s["status"] == "inaccurate" and s["steps"] == 50
+    assert coarse["n_rows"] == 51  # nothing lost: every saved step is written
+    assert s["energy_balance_relative"] > BALANCE_RTOL and s["energy_balance_bad_from_s"] is not None
+    assert f"from t = {s['energy_balance_bad_from_s']:.6g} s on" in r.stderr
+    assert r.stderr.count("inaccurate") >= 1 and "1 of 1 simulations failed" in r.stderr
+    # the truth: a step 100 x smaller (omega dt = 0.045) keeps the balance to ~1e-4 of the scale
+    # (second order), and the coarse run's motion is indeed wrong where it was flagged
+    r, fine = run_json(run_cli, path, tmp_path, "--dt", "1e-4", "--t-end", "0.5", "--every", "100")
+    assert r.exit_code == 0, r.output
+    assert fine["metadata"]["summary"]["status"] == "ok"
+    assert fine["metadata"]["summary"]["energy_balance_relative"] < 1e-3
+    ke_coarse, ke_fine = (np.array(d["data"]["energy.kinetic [J]"]) for d in (coarse, fine))
+    assert abs(ke_coarse[-1] - ke_fine[-1]) > 0.5 * ke_fine[-1]
+
+
+def test_the_balance_error_is_second_order_in_dt(run_cli, tmp_path):
+    """The criterion measures the integrator's error: halving dt divides it by ~4."""
+    path = shaker(tmp_path, "2.0e+5")
+    ratios = []
+    for dt in ("4e-4", "2e-4"):
+        r, data = run_json(run_cli, path, tmp_path, "--dt", dt, "--t-end", "0.2", "--every", "50")
+        assert r.exit_code == 0, r.output
+        ratios.append(data["metadata"]["summary"]["energy_balance_relative"])
+    assert 3.0 < ratios[0] / ratios[1] < 5.0  # 4 for a second-order method; +-25 % for higher-order terms
+
+
+# -- the criterion against a hand-written integrator -------------------------------------------------
+def leapfrog(omega_h: float, n: int) -> tuple[np.ndarray, ...]:
+    """Stoermer-Verlet on x'' = -x (omega = 1, m = 1, k = 1) from x = 1, v = 0, written without
+    linkcli: times, kinetic and potential energy (J) at the full steps."""
+    h = omega_h
+    x, v = np.empty(n + 1), np.empty(n + 1)
+    x[0], v[0] = 1.0, 0.0
+    for i in range(n):
+        vh = v[i] - 0.5 * h * x[i]
+        x[i + 1] = x[i] + h * vh
+        v[i + 1] = vh - 0.5 * h * x[i + 1]
+    return h * np.arange(n + 1), 0.5 * v**2, 0.5 * x**2
+
+
+def check_of(t, ke, pe, chunk: int | None = None, datum: float = 0.0) -> EnergyBalanceCheck:
+    c = EnergyBalanceCheck()
+    pe = pe + datum
+    total = ke + pe
+    balance = total - total[0]
+    zero = np.zeros_like(t)
+    step = chunk or len(t)
+    for a in range(0, len(t), step):
+        s = slice(a, a + step)
+        c.update(t[s], ke[s], pe[s], total[s], (zero[s], zero[s], zero[s]), balance[s])
+    return c
+
+
+def test_a_stable_step_passes_and_its_error_is_second_order():
+    fine, finer = check_of(*leapfrog(0.1, 2000)), check_of(*leapfrog(0.05, 4000))
+    assert fine.ok and finer.ok
+    # Verlet conserves E_h = v^2/2 + (1 - h^2/4) x^2/2 exactly on the oscillator, so
+    # E - E_0 = h^2 (x^2 - 1) / 8 (omega = 1), at most h^2/8 at x = 0, where the scale
+    # KE + |PE - PE_0| is its largest, 2 E_0 = 1: ratio h^2 / 8; 1 % for the sampling of x = 0
+    assert fine.worst == pytest.approx(0.1**2 / 8, rel=0.01)
+    assert fine.worst / finer.worst == pytest.approx(4.0, rel=0.05)
+
+
+def test_an_unstable_step_is_flagged_before_its_energy_has_doubled():
+    t, ke, pe = leapfrog(2.2, 60)  # beyond the linear stability limit omega h = 2
+    check = check_of(t, ke, pe)
+    assert not check.ok and check.worst > 0.9
+    doubled = t[np.argmax(ke + pe > 2 * (ke[0] + pe[0]))]
+    assert check.bad_from <= doubled
+
+
+def test_the_verdict_does_not_depend_on_chunks_or_on_the_potentials_datum():
+    t, ke, pe = leapfrog(1.9, 300)
+    whole = check_of(t, ke, pe)
+    for chunk in (1, 7, 64):
+        c = check_of(t, ke, pe, chunk)
+        assert (c.bad_from, c.scale) == (whole.bad_from, whole.scale)
+        assert c.worst == pytest.approx(whole.worst, rel=1e-12)
+    shifted = check_of(t, ke, pe, datum=1e3)  # a mechanism 1e3 J above the datum: same verdict
+    assert shifted.bad_from == whole.bad_from and shifted.scale == pytest.approx(whole.scale, rel=1e-12)
+
+
+def test_nothing_moving_is_not_flagged_by_round_off():
+    t = np.linspace(0.0, 1.0, 11)
+    pe = np.full(11, 5e4)  # at rest, far above the datum: round-off ~1e-11 J in the sums
+    ke = np.zeros(11)
+    c = EnergyBalanceCheck()
+    c.update(t, ke, pe, ke + pe, (ke, ke, ke), np.r_[0.0, np.full(10, 3e-11)])
+    assert c.ok
+
+
+def test_whole_steps():
+    assert whole_steps(0.0105, 0.001) == (11, pytest.approx(0.0105 / 11, rel=1e-15))
+    assert whole_steps(2.0, 1e-3) == (2000, pytest.approx(1e-3, rel=1e-15))
+    assert whole_steps(0.001, 1.0)[0] == 1
+
+
+def test_noise_of_a_mechanism_at_rest_without_gravity_is_not_flagged():
+    """No gravity, no springs (PE = 0), nothing moving: a kinetic energy of 1e-60 J is round-off,
+    far below the mechanism's own energy unit M (L/T)^2 (1 kg, 1 m, 1 s: 1 J)."""
+    t = np.linspace(0.0, 1.0, 11)
+    ke = np.r_[0.0, np.full(10, 1e-60)]
+    zero = np.zeros(11)
+    c = EnergyBalanceCheck(reference_J=reference_energy(1.0, 1.0, 1.0))
+    c.update(t, ke, zero, ke, (zero, zero, zero), ke)
+    assert c.ok
+    c = EnergyBalanceCheck()  # without the reference the same noise is 100 % of its own scale
+    c.update(t, ke, zero, ke, (zero, zero, zero), ke)
+    assert not c.ok
+    c = EnergyBalanceCheck(reference_J=reference_energy(0.0, 1.0, 1.0))  # no mass: not judged
+    c.update(t, ke, zero, ke, (zero, zero, zero), ke)
+    assert c.ok and c.worst == 0.0

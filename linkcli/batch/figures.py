@@ -377,8 +377,11 @@ def _sweep_rows(table, mech):
 
 def _limit_configurations(table, mech, Q: np.ndarray, q: np.ndarray, ok: np.ndarray) -> list:
     """[(inputs (n_act,), q (n_q,)) SI] at the located ends of motion of the table's metadata
-    (``limits``: between a solved and a failed row), located again from the solved row by the
-    solve's own bisection (:func:`linkcli.core.limits.locate_limits`, same width)."""
+    (``limits``: between a solved and a failed row): located again from the solved row by the
+    solve's own bisection (:func:`linkcli.core.limits.locate_limits`, same width), then solved
+    at the input the metadata reports, from that configuration. (Near a fold the two branches
+    are ~sqrt(bracket) apart, far inside the 1e-4 accepted: either is the limit's configuration
+    to that accuracy, see :mod:`linkcli.core.extremes`.)"""
     recs = [r for r in getattr(table, "metadata", {}).get("limits", ()) if r.get("kind") != "singular_crossing"]
     if not recs:
         return []

@@ -187,13 +187,17 @@ def default_figures(analysis: str, mech) -> list[Figure]:
 
 
 def evaluate_figures(figures: Sequence[Figure], table, mech, reference: dict | None = None,
-                     loops: list | None = None) -> list[FigureValue]:
+                     loops: list | None = None, points=None) -> list[FigureValue]:
     """``loops``: the mechanism's four-bar loops when the caller has them (a study's fast path:
-    the nominal's rings with a variant's lengths), else ``fourbar_loops(mech)``."""
-    return [evaluate_figure(f, table, mech, reference, loops) for f in figures]
+    the nominal's rings with a variant's lengths), else ``fourbar_loops(mech)``. ``points``: a
+    callable returning the :class:`~linkcli.core.extremes.KernelPoints` of the table's own
+    geometry (a study's fast path: the variant's, while ``mech`` is the nominal), else built
+    from ``mech``."""
+    return [evaluate_figure(f, table, mech, reference, loops, points) for f in figures]
 
 
-def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loops: list | None = None) -> FigureValue:
+def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loops: list | None = None,
+                    points=None) -> FigureValue:
     kind = fig.kind
     if kind == "grashof":
         from ..core.planar_metrics import fourbar_loops, grashof_class
@@ -228,8 +232,8 @@ def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loo
         if header is None:
             return FigureValue(label, "" if fig.name else var, fig.name or "range", "", math.nan,
                                missing_column(table, f"{var}.q"))
-        return FigureValue(label, "" if fig.name else var, fig.name or "range", unit_of(header),
-                           _stat(table[header], "range"))
+        value, note = range_of_motion(table, mech, var, header, points)
+        return FigureValue(label, "" if fig.name else var, fig.name or "range", unit_of(header), value, note)
     if kind == "peak_driver_load":
         name = fig.peak_driver_load
         headers = [h for h in table.headers() if h in (f"{name}.torque [N m]", f"{name}.force [N]")]
@@ -255,6 +259,159 @@ def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loo
     value = float(np.max(d)) if np.all(np.isfinite(d)) else math.nan
     return FigureValue(label, entity, quantity, unit, value,
                        "" if math.isfinite(value) else "some points have no position")
+
+
+#: why a range of motion is the rows' max - min (the figure's note)
+SAMPLED = "sampled: max - min over the result rows"
+
+
+def range_of_motion(table, mech, var: str, header: str, points=None) -> tuple[float, str]:
+    """(range in the column's unit, note) of joint variable ``var`` (its column ``header``).
+
+    On a solve sweep of one actuated variable (one input column varying, monotone along the
+    rows) the exact range over the swept inputs: the extremes among the solved rows, the
+    configurations at the located limits of motion, and the stationary points between rows
+    (:func:`linkcli.core.extremes.sweep_extremes`). Otherwise (a grid, a zip of several inputs,
+    simulate or other tables) max - min of the column's finite values, and the note says it is
+    sampled."""
+    values = np.asarray(table[header], dtype=float)
+    sampled = _stat(values, "range")
+    if not math.isfinite(sampled):
+        return sampled, ""
+    if len(table) < 2:
+        return sampled, ""  # one row: the range is 0
+    why = _not_a_sweep(table, mech)
+    if why:
+        return sampled, f"{SAMPLED} ({why})"
+    try:
+        rows = _sweep_rows(table, mech)
+    except _NotSweep as exc:
+        return sampled, f"{SAMPLED} ({exc})"
+    var_index = next((k for k, n in enumerate(mech.q_names) if header.startswith(f"{n}.q [")), None)
+    if var_index is None or getattr(mech, "n_loops", 0) == 0:
+        return sampled, ""  # no loop: every variable is an input or constant (the rows hold the extremes)
+    Q, q, ok, col, breaks = rows
+    if points is None:
+        from ..core.sweep import kernel_points
+
+        kp = kernel_points(mech)
+    else:
+        kp = points()
+    if kp is None:
+        return sampled, ""
+    from ..core.extremes import sweep_extremes
+    from ..core.loop_closure import mechanism_size
+
+    ends = _limit_configurations(table, mech, Q, q, ok)
+    # the input of a stationary point to 1e-9 rad (or of the size): the value's error is
+    # f'' dx^2 / 2 ~ 1e-18 f''; a tighter bracket only meets the rate's rounding noise (~1e-13
+    # from the Newton tolerance), where Brent's interpolation gives way to minimal steps
+    xtol = 1e-9 * (1.0 if mech.q_is_rotation[mech.q_actuated[col]] else mechanism_size(mech))
+    ext = sweep_extremes(kp, Q, q, ok, var_index, col, breaks=breaks, ends=ends, xtol=xtol)
+    if ext is None or (not ext.located and not ends):
+        return sampled, ""
+    scale = float(table.units.q_scale(mech.q_is_rotation[var_index:var_index + 1])[0])
+    note = (f"{ext.unresolved} segment(s) next to a sampled extreme could not be refined (their rows' values "
+            "stand)") if ext.unresolved else ""
+    # (never below the rows' own max - min: the candidates include the rows, up to unit rounding)
+    return max((ext.hi - ext.lo) / scale, sampled), note
+
+
+class _NotSweep(Exception):
+    """The table is not a solve sweep of one input (the message says why)."""
+
+
+def _not_a_sweep(table, mech) -> str:
+    """Why the table is not a solve sweep (''), from its metadata (a study's lazy table has its own)."""
+    analysis = getattr(table, "metadata", {}).get("analysis")
+    if analysis != "solve":
+        return f"{analysis or 'these'} results: only a solve sweep of one input is refined"
+    if not len(getattr(mech, "q_actuated", ())):
+        return "no actuated variable"
+    return ""
+
+
+def _sweep_rows(table, mech):
+    """(Q_act (n, n_act) SI, q (n, n_q) SI, ok (n,), the varying input's number, breaks) of a
+    solve table whose rows sweep exactly one actuated variable monotonically (_NotSweep else).
+    ``breaks``: segments k (rows k, k + 1) with a singular crossing located between them or a
+    row at a singular configuration at either end."""
+    n = len(table)
+    headers = tuple(table.headers())
+    own = getattr(table, "joint_values_si", None)  # (a study's lazy table has the sweep's SI array)
+    if own is not None:
+        q = own()
+    else:
+        scale = table.units.q_scale(mech.q_is_rotation)
+        q = np.empty((n, mech.n_q))
+        for k, name in enumerate(mech.q_names):
+            hits = _matching(headers, "startswith", f"{name}.q [")
+            if not hits:
+                raise _NotSweep(f"no column {name}.q")
+            q[:, k] = np.asarray(table[hits[0]], dtype=float) * scale[k]
+    Q = q[:, mech.q_actuated]
+    if not np.all(np.isfinite(Q)):
+        raise _NotSweep("an input is not finite")
+    varying = [c for c in range(Q.shape[1]) if np.any(Q[:, c] != Q[0, c])]
+    if len(varying) != 1:
+        raise _NotSweep(f"{len(varying)} inputs vary")
+    col = varying[0]
+    d = np.diff(Q[:, col])
+    if not (np.all(d > 0) or np.all(d < 0)):
+        raise _NotSweep("the input is not monotone along the rows")
+    breaks: set[int] = set()
+    if getattr(table, "metadata", {}).get("clean_sweep"):  # (a study's fast path: all rows solved, no event)
+        return Q, q, np.ones(n, dtype=bool), col, breaks
+    status = np.asarray(table["status"]) if "status" in headers else np.full(n, "ok")
+    ok = (status == "ok") & np.all(np.isfinite(q), axis=1)
+    for rec in getattr(table, "metadata", {}).get("limits", ()):
+        if rec.get("kind") == "singular_crossing":
+            breaks.add(min(rec["rows"]))
+    if "condition" in headers:
+        from ..core.loop_closure import SINGULAR_CONDITION
+
+        for k in np.flatnonzero(np.asarray(table["condition"], dtype=float) > SINGULAR_CONDITION):
+            breaks.update((int(k) - 1, int(k)))
+    return Q, q, ok, col, breaks
+
+
+def _limit_configurations(table, mech, Q: np.ndarray, q: np.ndarray, ok: np.ndarray) -> list:
+    """[(inputs (n_act,), q (n_q,)) SI] at the located ends of motion of the table's metadata
+    (``limits``: between a solved and a failed row): located again from the solved row by the
+    solve's own bisection (:func:`linkcli.core.limits.locate_limits`, same width), then solved
+    at the input the metadata reports, from that configuration. (Near a fold the two branches
+    are ~sqrt(bracket) apart, far inside the 1e-4 accepted: either is the limit's configuration
+    to that accuracy, see :mod:`linkcli.core.extremes`.)"""
+    recs = [r for r in getattr(table, "metadata", {}).get("limits", ()) if r.get("kind") != "singular_crossing"]
+    if not recs:
+        return []
+    from ..analyses.inputs import actuated_scale
+    from ..analyses.solve import LIMIT_WIDTH
+    from ..core.limits import locate_limits
+    from ..core.loop_closure import Status, solve_configuration
+
+    tol = float(getattr(table, "metadata", {}).get("solver", {}).get("tol", 1e-10))
+    out = []
+    for r in recs:
+        k0, k1 = sorted(r["rows"])
+        if k1 != k0 + 1 or ok[k0] == ok[k1]:
+            continue
+        status = np.where(ok[[k0, k1]], Status.CONVERGED, Status.NO_ASSEMBLY)
+        guess = np.where(np.isfinite(q[[k0, k1]]), q[[k0, k1]], 0.0)
+        reported = np.array([r.get("inputs", {}).get(mech.q_names[i], math.nan) for i in mech.q_actuated],
+                            dtype=float) * actuated_scale(mech)
+        for lim in locate_limits(mech, Q[[k0, k1]], guess, status, width=LIMIT_WIDTH * actuated_scale(mech),
+                                 tol=tol):
+            # the configuration at the very input the metadata reports (the bisection from the
+            # table's rows, rounded to file units and back, may stop a few 1e-12 away, and near a
+            # fold the configuration moves like the square root of that)
+            if np.all(np.isfinite(reported)):
+                res = solve_configuration(mech, reported, lim.q, tol=min(tol, 1e-13))
+                if res.status == Status.CONVERGED and np.max(np.abs(res.q - lim.q)) < 1e-4:
+                    out.append((reported, res.q))
+                    continue
+            out.append((lim.at, lim.q))
+    return out
 
 
 def _unavailable(fig: Figure, note: str) -> FigureValue:

@@ -309,6 +309,10 @@ class _Chunk:
             self._trans[i] = self.fs.kernel.transmission_angles(self.g, self.poses, i)
         return self._trans[i]
 
+    def points(self, c: int):
+        """Variant c's KernelPoints (its own geometry: range_of_motion's refinement)."""
+        return self.fs.kernel.points(self.g, c)
+
     def loops(self, c: int) -> list:
         """Variant c's four-bar loops (the nominal's rings with its own lengths)."""
         from ..core.planar_metrics import FourBarLoop
@@ -378,9 +382,20 @@ class _LazyTable:
         self._cache: dict = {}
         self.units = Units.of(fs.mech)
         self.n = len(fs.order)
+        # a clean sweep (the fast path's only kind: every row converged, no singular point, no
+        # sign change of det J_p) has no located limit and nothing between rows to avoid
+        self.metadata = {"analysis": "solve", "limits": [], "solver": {"tol": fs.tol}, "clean_sweep": True}
 
     def headers(self) -> list[str]:
         return self._fs.headers
+
+    def joint_values_si(self) -> np.ndarray:
+        """(n, n_q) SI joint values in row order: the sweep's own array, which the ``.q``
+        columns show in file units (range_of_motion reads it instead of converting them back)."""
+        fs, o = self._fs, self._fs.order
+        q = self._chunk.q[self._c][o].copy()
+        q[:, fs.mech.q_actuated] = fs.path[o]
+        return q
 
     def column(self, header: str):
         from ..results import Column
@@ -475,7 +490,8 @@ def _evaluate(fs: FastStudy, values: np.ndarray, indices: list) -> tuple[list, l
         t1 = time.perf_counter()
         table = _LazyTable(fs, chunk, c)
         try:
-            figures = evaluate_figures(fs.figures, table, fs.mech, fs.reference, loops=chunk.loops(c))
+            figures = evaluate_figures(fs.figures, table, fs.mech, fs.reference, loops=chunk.loops(c),
+                                       points=lambda c=c: chunk.points(c))
             checks = evaluate_checks(fs.spec.checks, table, fs.mech, figures)
         except _NeedsFullTable as exc:
             out[v] = f"a figure or check reads column {exc.args[0]!r}, which the fast path does not compute"

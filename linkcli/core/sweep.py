@@ -182,6 +182,20 @@ def solve_sweep(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.ndarray,
     return res
 
 
+def kernel_points(mech: CompiledMechanism):
+    """A :class:`linkcli.core.extremes.KernelPoints` of ``mech`` (single configurations and input
+    rates through the sweep kernel and its packed model, kept on the mechanism), in the compiled
+    kernel when :func:`_plan` chooses it for a short sweep (loaded in this process, a study's
+    worker, ``LINKCLI_JIT=always``), else the interpreted one; None without loops."""
+    from .extremes import KernelPoints
+
+    if _kernel_model(mech) is None:
+        return None
+    pk = _compiled_kernel() if _plan(mech, 16).compile else _interpreted_kernel()
+    mi, mf, n_wf, n_wi = _packed(mech, pk)
+    return KernelPoints(mech, pk, mi, mf, n_wf, n_wi)
+
+
 def _require_finite(**arrays: np.ndarray) -> None:
     """ValueError naming the first argument with a NaN or infinite entry (the sweep would
     otherwise report points solved from it as failed, or worse, as converged)."""

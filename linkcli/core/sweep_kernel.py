@@ -601,6 +601,133 @@ def solve_point(mi, mf, wf, wi, a, guess, tol, max_iter, q_out):
     return st
 
 
+@_compiled
+def _input_rates_in_slot(mi, wf, wi, sl, col, out):
+    """out (n_q,) <- dq/da for actuated variable number ``col`` at the state (q, J) of slot sl:
+    loop_closure.tangent_map's column, the passive rates the least-squares / minimum-norm
+    solution of J_p x = -J[:, actuated col] (:func:`_solve_passive`, undamped)."""
+    n_q, n_c, n_p = mi[H_NQ], mi[H_NC], mi[H_NP]
+    o_pas = mi[O_PASSIVE]
+    act = mi[mi[O_ACT] + col]
+    jo, rhs, dx, Jp = _jo(mi, sl), mi[W_RHS], mi[W_DX], mi[W_JP]
+    for i in range(n_c):
+        wf[rhs + i] = -wf[jo + i * n_q + act]
+    _passive_block(mi, wf, sl, Jp)
+    _solve_passive(mi, wf, wi, Jp, rhs, 0.0, dx)
+    for k in range(n_q):
+        out[k] = 0.0
+    out[act] = 1.0
+    for m in range(n_p):
+        out[mi[o_pas + m]] = wf[dx + m]
+
+
+@_compiled
+def input_rates(mi, mf, wf, wi, q, col, out):
+    """out (n_q,) <- dq/da at the configuration q (n_q,) SI for actuated variable number
+    ``col`` (loop_closure.tangent_map's column; linkcli.core.extremes' root-finding)."""
+    n_q = mi[H_NQ]
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan  # no cached cos / sin
+    sl = _rt(mi, SL_1)
+    _set_q(mi, wf, sl, q)
+    _eval(mi, mf, wf, sl, _rt(mi, 1) == 1)
+    _input_rates_in_slot(mi, wf, wi, sl, col, out)
+
+
+@_compiled
+def solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, t, tol, max_iter, col, q_out, rate_out):
+    """A configuration between two solved points of a one-input path (linkcli.core.extremes'
+    root-finding): at inputs a (n_a,), Newton (:func:`_solve`) from the cubic Hermite guess at
+    fraction t of the segment (q0, q1 (n_q,) its ends, m0, m1 (n_q,) their tangents dq/da x
+    the segment's input change; continuation.hermite_weights, as the sweep's points between
+    coarse points); q_out <- the result, rate_out <- dq/da there for actuated variable number
+    ``col`` (:func:`input_rates`). Returns the status; BRANCH_JUMP when the result left the
+    guessed branch (continuation.fine_point_left_branch against the segment's change)."""
+    n_q = mi[H_NQ]
+    h00, h10, h01, h11 = _hermite_weights(t)
+    guess = q_out  # (q_out holds the guess until the solve writes the result)
+    span = 0.0
+    for k in range(n_q):
+        guess[k] = h00 * q0[k] + h10 * m0[k] + h01 * q1[k] + h11 * m1[k]
+        span = max(span, abs(q1[k] - q0[k]))
+    for m in range(mi[H_NA]):
+        guess[mi[mi[O_ACT] + m]] = a[m]
+    for k in range(n_q):
+        wf[mi[W_QTRIG] + k] = np.nan
+    sl = _rt(mi, SL_1)
+    st = _solve(mi, mf, wf, wi, a, guess, tol, max_iter, sl)
+    qo = _qo(mi, sl)
+    dev = 0.0
+    for k in range(n_q):
+        dev = max(dev, abs(wf[qo + k] - guess[k]))
+        q_out[k] = wf[qo + k]
+    _input_rates_in_slot(mi, wf, wi, sl, col, rate_out)
+    if st == CONVERGED and _fine_point_left_branch(dev, span):
+        return BRANCH_JUMP
+    return st
+
+
+@_compiled
+def stationary_between(mi, mf, wf, wi, a, col, var, a0, a1, q0, q1, m0, m1, f0, f1, xtol, tol, max_iter, q_out,
+                       rate_out):
+    """The input between a0 and a1 (actuated variable number ``col``) where the rate dq[var]/da
+    is zero, the rates at the segment's ends f0, f1 being of opposite signs: Brent's zeroin
+    (R. P. Brent 1973, netlib's zeroin.f: inverse quadratic interpolation, secant and bisection;
+    the algorithm of scipy.optimize.brentq), each evaluation :func:`solve_between`. a (n_a,)
+    the segment's inputs (a[col] is set to the root); q_out, rate_out <- the configuration and
+    rates there. Returns the status of the last solve (not CONVERGED: a solve failed or left
+    the branch, the root is not found). (Compiled: the root-finding in Python with scipy's
+    brentq cost ~0.5 ms of call overhead per figure, as much as a study variant's whole sweep.)"""
+    h = a1 - a0
+    eps = 2.220446049250313e-16
+    xa, xb, fa, fb = a0, a1, f0, f1
+    xc, fc, d, e = xa, fa, xb - xa, xb - xa
+    for _ in range(200):
+        if fb * fc > 0.0:
+            xc, fc, d, e = xa, fa, xb - xa, xb - xa
+        if abs(fc) < abs(fb):
+            xa, xb, xc = xb, xc, xb
+            fa, fb, fc = fb, fc, fb
+        tol1 = 2.0 * eps * abs(xb) + 0.5 * xtol
+        xm = 0.5 * (xc - xb)
+        if abs(xm) <= tol1 or fb == 0.0:
+            break
+        if abs(e) >= tol1 and abs(fa) > abs(fb):
+            sr = fb / fa
+            if xa == xc:
+                p = 2.0 * xm * sr
+                qq = 1.0 - sr
+            else:
+                qq = fa / fc
+                r = fb / fc
+                p = sr * (2.0 * xm * qq * (qq - r) - (xb - xa) * (r - 1.0))
+                qq = (qq - 1.0) * (r - 1.0) * (sr - 1.0)
+            if p > 0.0:
+                qq = -qq
+            p = abs(p)
+            if 2.0 * p < 3.0 * xm * qq - abs(tol1 * qq) and p < abs(0.5 * e * qq):
+                e = d
+                d = p / qq
+            else:
+                d = xm
+                e = d
+        else:
+            d = xm
+            e = d
+        xa, fa = xb, fb
+        if abs(d) > tol1:
+            xb += d
+        else:
+            xb += tol1 if xm > 0.0 else -tol1
+        a[col] = xb
+        st = solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, (xb - a0) / h, tol, max_iter, col, q_out, rate_out)
+        if st != CONVERGED:
+            return st
+        fb = rate_out[var]
+    a[col] = xb
+    return solve_between(mi, mf, wf, wi, a, q0, q1, m0, m1, (xb - a0) / h, tol, max_iter, col, q_out, rate_out)
+
+
 # --- small dense linear algebra on row-major blocks of wf ----------------------------------------
 @_compiled
 def _inv3(wf, A, ra, ca, X):

@@ -220,6 +220,14 @@ class VariantKernel:
                      and det[1] != 0.0 and np.all(det[1:] == det[1]) and np.all(cond[1:] <= SINGULAR_CONDITION))
         return VariantSweep(q[1:], status[1:], resid[1:], cond[1:], det[1:], clean)
 
+    def points(self, g: VariantGeometry, v: int):
+        """Variant v's :class:`linkcli.core.extremes.KernelPoints` (single configurations and input
+        rates in the compiled kernel with the variant's packed floats)."""
+        from . import sweep_kernel as pk
+        from .extremes import KernelPoints
+
+        return KernelPoints(self.mech, pk, self.mi, g.mf[v], self.n_wf, self.n_wi)
+
     # -- kinematics of the variants -----------------------------------------------------------
     def link_poses(self, g: VariantGeometry, q: np.ndarray) -> np.ndarray:
         """(x, y, c, s) world poses (V, n, n_links, 4) of every link at q (V, n, n_q) SI

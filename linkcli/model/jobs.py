@@ -59,8 +59,12 @@ class Figure(Strict):
     One of: ``column`` with ``stat`` (min, max, mean, std, range, absmax, first, last, rms over the
     column's finite values; a ``*`` in the column name matches any text); ``path_deviation: FRAME``
     (studies: largest distance between the frame's path in a variant and in the nominal
-    mechanism at the same inputs, file length unit); ``range_of_motion: VARIABLE`` (max - min of a
-    joint variable); ``peak_driver_load: DRIVER`` (simulate: largest |torque or force| of a
+    mechanism at the same inputs, file length unit); ``range_of_motion: VARIABLE`` (largest minus
+    smallest value of a joint variable, its unit: on a solve sweep of one input the exact range
+    over the swept inputs -- the solved rows, the configurations at located limits of motion and
+    the stationary points between rows, located by root-finding on the variable's rate; on other
+    tables (grids, several inputs, simulate) max - min of the rows, and the figure's note says
+    "sampled"); ``peak_driver_load: DRIVER`` (simulate: largest |torque or force| of a
     driver); ``grashof: true`` (Grashof class of each four-bar loop)."""
 
     name: Text | None = None

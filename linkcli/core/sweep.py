@@ -435,6 +435,11 @@ def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray
         q = np.asarray(start.q, dtype=np.float64)
     if np.array_equal(a, a0):
         return q, True
+    if np.max(np.abs(a0 - a) / _input_step_limit(mech, max_step)) <= 1.0:
+        # within one coarse step: the kernel follows the branch to a0 itself (the same
+        # continuation with bisection as a two-point _follow_branch, without its ~0.1 ms of
+        # Python) and flags its first point ``reassembled`` when it had to assemble there instead
+        return q, True
     point = _follow_branch(mech, a0, q, tol, max_step, pk)
     if point.status == Status.CONVERGED:
         return np.ascontiguousarray(point.q, dtype=np.float64), True
@@ -473,7 +478,7 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
             continued = False
             pk.sweep(mi, mf, wf, wi, Q, np.asarray(first.q, dtype=np.float64), coarse, float(tol), rules.MAX_ITER, q,
                      status, resid, worst, cond, det, reassembled)
-    restarts = _restarts(status, reassembled, coarse, continued)
+    restarts = _restarts(status, reassembled, coarse, continued and not reassembled[coarse[0]])
     _keep_turns(mech, q, status, restarts, q_start)
     if not _det_checked(mech):
         flipped = None

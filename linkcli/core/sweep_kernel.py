@@ -1454,7 +1454,9 @@ def coarse_indices(Q, limit, idx):
 def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resid, worst, cond, det, reassembled):
     """Continuation along Q (n, n_a) from the estimate q_start over the coarse points ``coarse``;
     fills the outputs q (n, n_q), status, resid (n, n_loops), worst, cond, det sign, reassembled
-    flags. (mi, mf) from :func:`pack`, (wf, wi) from :func:`workspace`."""
+    flags (a coarse point restarted from the last good configuration; the first point when it
+    was assembled at its input instead of followed from the estimate's). (mi, mf) from
+    :func:`pack`, (wf, wi) from :func:`workspace`."""
     n_q, n_a = mi[H_NQ], mi[H_NA]
     qtrig, a_s, o_act = mi[W_QTRIG], mi[W_AS], mi[O_ACT]
     for k in range(n_q):
@@ -1472,8 +1474,9 @@ def sweep(mi, mf, wf, wi, Q, q_start, coarse, tol, max_iter, q_out, status, resi
             st = _solve(mi, mf, wf, wi, a_start, q_start, tol, max_iter, s2)
             if st == CONVERGED:
                 st = _continue(mi, mf, wf, wi, a_start, Q[c], s2, s1, tol, max_iter, no, Q[c], q_start, no)
-            if st != CONVERGED:
+            if st != CONVERGED:  # not followed from the estimate's branch: a reassembly (sweep.py checks it)
                 st = _solve(mi, mf, wf, wi, Q[c], q_start, tol, max_iter, s1)
+                reassembled[c] = st == CONVERGED
         elif last_ok < 0:
             st = _solve(mi, mf, wf, wi, Q[c], q_out[prev], tol, max_iter, s1)
         else:

@@ -103,15 +103,21 @@ class Mechanism:
                  set: Mapping[str, float] | None = None, rates: Mapping[str, float] | None = None) -> Outcome:
         """Motion in time (s) from the file's ``analysis.simulate`` block, overridden by the
         arguments. A run that stops early has ``n_failed == 1`` and the rows computed so far."""
-        from .analyses.simulate import request_from_defaults, run_simulate
+        from .analyses.outcome import Event
+        from .analyses.simulate import request_from_defaults, run_diagnostics, run_simulate
         from .errors import AnalysisInputError
+        from .model.checks import STEP_CODES
 
         req = request_from_defaults(self.model.analysis.simulate)
         overrides: dict[str, Any] = {k: v for k, v in (("dt", dt), ("t_end", t_end), ("every", every)) if v is not None}
         if any(not (v > 0 and v < float("inf")) for v in overrides.values()):
             raise AnalysisInputError("dt, t_end and every must be positive finite numbers")
         req = replace(req, **overrides, set={**req.set, **dict(set or {})}, rates={**req.rates, **dict(rates or {})})
+        # the spring/damper step warnings at the step this run takes (``warnings`` has the file's)
+        step = [d for d in run_diagnostics(self.loaded, req, "the dt requested (dt=)") if d.code in STEP_CODES]
         out = run_simulate(self.compiled, req, self.loaded)
+        if step:
+            out = replace(out, events=tuple(Event("warning", d.format()) for d in step) + out.events)
         if out.table is None:  # could not start: an empty table, so columns and to_pandas() still work
             out = replace(out, table=ResultTable.for_mechanism(self.compiled, self.loaded, n=0))
         return out

@@ -192,3 +192,88 @@ def test_noise_of_a_mechanism_at_rest_without_gravity_is_not_flagged():
     c = EnergyBalanceCheck(reference_J=reference_energy(0.0, 1.0, 1.0))  # no mass: not judged
     c.update(t, ke, zero, ke, (zero, zero, zero), ke)
     assert c.ok and c.worst == 0.0
+
+
+# -- a damper too strong for the step (the balance closes; the forces ring) -----------------------
+def shaker_damper(tmp_path: Path, damping: str) -> Path:
+    """The example shaker pendulum with its damper's coefficient (N s/m) replaced."""
+    text = SHAKER.read_text(encoding="utf-8")
+    old = "damping: 2.0}"
+    assert old in text
+    path = tmp_path / f"shaker_c{damping}.yaml"
+    path.write_text(text.replace(old, f"damping: {damping}}}"), encoding="utf-8")
+    return path
+
+
+def test_the_damper_check_is_the_closed_form_c_h_over_m():
+    from linkcli.io.loader import load_mechanism
+    from linkcli.model.checks import DAMPING_STEP_LIMIT, damper_step_problems, damper_step_ratio
+
+    model = load_mechanism(SHAKER).model
+    drag = model.dampers["drag"]
+    for c in (2.0e4, 3.0, 150.0):
+        e = drag.model_copy(update={"damping": c})
+        for h in (1e-2, 1e-3, 1e-5):
+            ratio = damper_step_ratio(model, e, h)
+            assert ratio is not None and ratio[0] == pytest.approx(c * h / BOB_KG, rel=1e-12)
+    # warned exactly beyond c h / m = 2 (the trapezoidal update (1 - x/2)/(1 + x/2) < 0)
+    strong = model.model_copy(update={"dampers": {"drag": drag.model_copy(update={"damping": 2.0e4})}})
+    assert damper_step_problems(strong, 1.01 * DAMPING_STEP_LIMIT * BOB_KG / 2.0e4, "t")
+    assert not damper_step_problems(strong, 0.99 * DAMPING_STEP_LIMIT * BOB_KG / 2.0e4, "t")
+
+
+def test_a_damper_too_strong_for_the_step_ends_inaccurate_and_its_torques_are_wrong(run_cli, tmp_path):
+    """The reviewer's case: c h / m = 2e4 * 1e-2 / 1 = 200: v+ = (1 - 100)/(1 + 100) v- rings,
+    the balance still closes (0.004 of S) but the driver torque alternates +-235 N m against
+    about -1..-3 N m at a step 400 x smaller (c h / m = 0.5, no ringing)."""
+    path = shaker_damper(tmp_path, "2.0e+4")
+    r, coarse = run_json(run_cli, path, tmp_path, "--dt", "0.01", "--t-end", "0.1", "--every", "1")
+    assert r.exit_code == ExitCode.ANALYSIS_FAILED, r.output
+    s = coarse["metadata"]["summary"]
+    assert s["status"] == "inaccurate" and s["energy_balance_relative"] < BALANCE_RTOL  # the balance is blind
+    assert "dampers.drag.damping: damper 'drag' is too strong for the time step: c*dt/m = 200 > 2" in r.stderr
+    assert r.stderr.splitlines()[0].startswith(f"{path}:41:")  # the damper's line in the file
+    assert "Use dt < 0.0001 s" in r.stderr
+    r, fine = run_json(run_cli, path, tmp_path, "--dt", "2.5e-5", "--t-end", "0.1", "--every", "400")
+    assert r.exit_code == 0, r.output
+    assert "too strong for the time step" not in r.stderr
+    tc, tf = (np.array(d["data"]["rock.torque [N m]"]) for d in (coarse, fine))
+    assert len(tc) == len(tf) == 11
+    # the fine run's torque stays within a few N m; the coarse one is off by ~100 x that
+    assert np.max(np.abs(tf[1:])) < 10.0
+    assert np.max(np.abs(tc[1:] - tf[1:])) > 50.0
+
+
+# -- batch and the Python API judge the step they run, not the file's --------------------------------
+def test_a_batch_strict_job_is_judged_at_its_own_dt(tmp_path, runner):
+    """k = 1e7 N/m on the 1 kg bob: omega = 3162 rad/s, the file's dt 1e-3 is unstable (omega dt
+    = 3.16) but the job's 1e-5 is not (0.032): the strict job runs; a job whose dt is too coarse
+    is warned (loose) and refused (strict), naming the job's dt."""
+    from linkcli.cli.app import app
+
+    path = shaker(tmp_path, "1.0e+7")
+    jobs = (f"jobs:\n  fine: {{files: {path.name}, analysis: simulate, strict: true, "
+            "options: {dt: 1.0e-5, t_end: 0.002}}\n"
+            f"  coarse: {{files: {path.name}, analysis: simulate, options: {{dt: 2.0e-3, t_end: 0.004}}}}\n"
+            f"  coarse_strict: {{files: {path.name}, analysis: simulate, strict: true, "
+            "options: {dt: 2.0e-3, t_end: 0.004}}\n")
+    (tmp_path / "jobs.yaml").write_text(jobs, encoding="utf-8")
+    runner.invoke(app, ["batch", str(tmp_path / "jobs.yaml"), "--out-dir", str(tmp_path / "out")])
+    report = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    status = {r["job"]: r for r in report["jobs"]}
+    assert status["fine"]["status"] == "passed", status["fine"]
+    text = json.dumps(status["coarse"])
+    assert f"omega*dt = {math.sqrt(1e7) * 2e-3:.3g}" in text and "the job's dt (options.dt)" in text
+    assert status["coarse_strict"]["status"] == "invalid"
+    assert "the job's dt (options.dt)" in json.dumps(status["coarse_strict"])
+
+
+def test_the_python_api_warns_at_the_step_it_runs(tmp_path):
+    import linkcli
+
+    mech = linkcli.load(shaker_damper(tmp_path, "2.0e+4"))
+    out = mech.simulate(dt=1e-2, t_end=0.03)
+    assert any("c*dt/m = 200 > 2" in m and "dt=" in m for m in out.messages), out.messages
+    assert out.n_failed == 1  # ends inaccurate
+    quiet = mech.simulate(dt=2.5e-5, t_end=0.001)
+    assert not any("too strong for the time step" in m for m in quiet.messages)

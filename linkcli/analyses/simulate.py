@@ -160,6 +160,12 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     status, message = res.status, res.message
     if res.ok and not tab.balance.ok:  # every row kept; the run says from when they are not accurate
         status, message = "inaccurate", tab.balance_message()
+    elif res.ok and getattr(loaded, "model", None) is not None:  # a damper ringing: the balance closes, forces wrong
+        from ..model.checks import damper_step_problems
+
+        ringing = damper_step_problems(loaded.model, res.dt, "this run")
+        if ringing:
+            status, message = "inaccurate", "; ".join(f"{p.message}. {p.hint}" for p in ringing)
     failed = status != "ok"
     if failed:
         messages.append(message)
@@ -193,12 +199,14 @@ def step_notes(req: SimulateRequest) -> list[str]:
             "that divides t_end to keep it"]
 
 
-def run_diagnostics(loaded, req: SimulateRequest) -> list:
-    """The file's warnings (Diagnostics) for a run of ``req``: its spring-step warnings
-    (:data:`linkcli.model.checks.SPRING_STEP`, made at the file's ``analysis.simulate.dt``)
-    replaced by those at the step this run takes (``--dt`` and the fit to ``t_end`` included)."""
+def run_diagnostics(loaded, req: SimulateRequest, requested: str = "the dt requested (--dt)") -> list:
+    """The file's warnings (Diagnostics) for a run of ``req``: its spring- and damper-step
+    warnings (:data:`linkcli.model.checks.STEP_CODES`, made at the file's ``analysis.simulate.dt``)
+    replaced by those at the step this run takes (``--dt`` and the fit to ``t_end`` included).
+    ``requested`` names a ``dt`` other than the file's in the messages (a batch job's options).
+    Every caller that runs a simulation (CLI, batch worker, Python API) uses these."""
     from ..io.loader import diagnostics
-    from ..model.checks import SPRING_STEP, spring_step_problems
+    from ..model.checks import STEP_CODES, damper_step_problems, spring_step_problems
     from ..model.sizes import simulation_size_problem
 
     problem = simulation_size_problem(req.t_end, req.dt, req.every)  # refused before anything runs
@@ -207,10 +215,10 @@ def run_diagnostics(loaded, req: SimulateRequest) -> list:
     _, h = whole_steps(req.t_end, req.dt)
     sim = loaded.model.analysis.simulate
     source = ("analysis.simulate.dt" if sim is not None and sim.dt == req.dt
-              else "the default dt" if sim is None and req.dt == SimulateRequest.dt else "the dt requested (--dt)")
+              else "the default dt" if sim is None and req.dt == SimulateRequest.dt else requested)
     where = source if abs(h - req.dt) <= 1e-9 * req.dt else f"{source} = {req.dt:g} s fitted to t_end"
-    return ([d for d in loaded.warnings if d.code != SPRING_STEP]
-            + diagnostics(loaded.path, loaded.source, spring_step_problems(loaded.model, h, where)))
+    step = spring_step_problems(loaded.model, h, where) + damper_step_problems(loaded.model, h, where)
+    return [d for d in loaded.warnings if d.code not in STEP_CODES] + diagnostics(loaded.path, loaded.source, step)
 
 
 def _scratch(action, *args):

@@ -65,15 +65,23 @@ def run_jacobian_job(mech, loaded, options, many: bool = False) -> Outcome:
     return run_jacobian(mech, dict(options.set), options.frame, loaded)
 
 
-def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
-    try:
-        from ..analyses.simulate import request_from_defaults, run_simulate
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
+def simulate_request(loaded, options):
+    """The SimulateRequest of a simulate job: the file's ``analysis.simulate`` overridden by the
+    job's options."""
+    from ..analyses.simulate import request_from_defaults
+
     req = request_from_defaults(loaded.model.analysis.simulate)
     given = _given(options)
     changes = {k: getattr(options, k) for k in ("t_end", "dt", "every", "tol") if k in given}
-    req = replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
+    return replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
+
+
+def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
+    try:
+        from ..analyses.simulate import run_simulate
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
+    req = simulate_request(loaded, options)
     # many: a worker runs many jobs and cannot switch from interpreted to compiled kernels later
     return run_simulate(mech, req, loaded, many=True)
 
@@ -152,4 +160,5 @@ def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcom
     return runner(mech, loaded, options, many=many)
 
 
-__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis", "solve_request"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis", "simulate_request",
+           "solve_request"]

@@ -184,9 +184,13 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
         loaded = validate_document(data, smap, path, sha256)
     except MechanismFileError as exc:
         return _invalid(exc)
-    warnings = [d.format() for d in loaded.warnings]
-    if spec.strict and loaded.warnings:
-        return _invalid(MechanismFileError(strict_errors(loaded.warnings)), "strict: ")
+    try:
+        file_warnings = _run_warnings(spec, loaded)
+    except AnalysisInputError as exc:
+        return Evaluation(ERROR, _job_terms(str(exc)))
+    warnings = [d.format() for d in file_warnings]
+    if spec.strict and file_warnings:
+        return _invalid(MechanismFileError(strict_errors(file_warnings)), "strict: ")
     try:
         mech = compile_mechanism(loaded.model, file=path)
         in_study = nominal or reference is not None  # a study's nominal or one of its variants
@@ -209,6 +213,17 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     status, message = verdict(outcome.n_failed, outcome.failure_summary, checks)
     return Evaluation(status, message, figures, checks, outcome.table if keep_table else None,
                       outcome.n_failed, outcome.n_cases, warnings + list(outcome.messages))
+
+
+def _run_warnings(spec: JobSpec, loaded) -> list:
+    """The file's warnings for this job: a simulate job's step warnings (springs, dampers) at
+    the step the job runs (its own ``dt``, fitted to ``t_end``), not at the file's."""
+    if spec.analysis != "simulate":
+        return list(loaded.warnings)
+    from ..analyses.simulate import run_diagnostics
+    from .analyses import simulate_request
+
+    return run_diagnostics(loaded, simulate_request(loaded, spec.options), "the job's dt (options.dt)")
 
 
 def verdict(n_failed: int, failure_summary: str, checks: list) -> tuple[str, str]:

@@ -619,7 +619,7 @@ class Checker:
         sim = self.m.analysis.simulate
         dt = sim.dt if sim is not None else 1e-3
         where = "analysis.simulate.dt" if sim is not None else "the default dt"
-        self.problems += spring_step_problems(self.m, dt, where)
+        self.problems += spring_step_problems(self.m, dt, where) + damper_step_problems(self.m, dt, where)
 
     def quantity_kinds(self) -> None:
         """Values written with units in fields that take a length or an angle (joint values,
@@ -705,46 +705,61 @@ _EXAMPLE = {"angle": "30 deg", "length": "25 mm", "torque": "2 N*m", "force": "1
 #: :attr:`Problem.code` of the spring-too-stiff-for-the-step warnings (they depend on the step
 #: of a run, so ``simulate`` replaces the file's with those of the step it runs)
 SPRING_STEP = "spring_step"
+#: :attr:`Problem.code` of the damper-too-strong-for-the-step warnings (replaced like SPRING_STEP)
+DAMPER_STEP = "damper_step"
+#: the trapezoidal damping update ``(1 - x/2) / (1 + x/2)``, x = c h / m, is negative (the velocity
+#: flips every step: ringing) beyond x = 2 (see :func:`damper_step_problems`)
+DAMPING_STEP_LIMIT = 2.0
+#: the codes of the warnings that depend on the step of a run
+STEP_CODES = (SPRING_STEP, DAMPER_STEP)
+
+
+def _moved_inertia(m: Mechanism, e) -> tuple[float, str, str] | None:
+    """``(inertia, what, unit)`` a spring or damper ``e`` acts on, for its step checks: a linear
+    element's the mass (kg) of the lighter moving link it joins, a torsional element's the
+    inertia (kg m^2) about its joint of the link the joint turns; None when not known.
+    An approximation: the constrained mechanism's effective mass/inertia along the element can
+    differ (the other bodies a joint carries add to it, a free body's rotation lowers it)."""
+    planar = m.kind == "planar"
+    ls = LENGTH_SCALE.get(m.units.length, 1.0)
+    links = dict(m.links)
+    if e.type == "linear":
+        masses = [links[r.split(".")[0]].mass for r in e.between if r.split(".")[0] in links
+                  and r.split(".")[0] != m.base]
+        given = [mass for mass in masses if mass]
+        if not given:
+            return None
+        return min(given), "the mass of the lighter moving link it joins", "kg"
+    j = m.joints.get(e.joint)
+    child = links.get(j.child.split(".")[0]) if j is not None else None
+    if child is None or not child.mass or child.inertia is None or j is None:
+        return None
+    I = inertia_matrix(child.inertia, planar)
+    if I is None:
+        return None
+    c = np.zeros(3)
+    c[: len(child.cg or [])] = child.cg or []
+    pin = child.frames.get(j.child.partition(".")[2])
+    p = np.zeros(3)
+    if pin is not None and pin.origin:
+        p[: len(pin.origin[:3])] = pin.origin[:3]
+    inertia = float(I[2, 2]) + child.mass * float(np.sum((c - p)[:2] ** 2)) * ls**2
+    if inertia <= 0:
+        return None
+    return inertia, f"the inertia of link '{j.child.split('.')[0]}' about the joint", "kg m^2"
 
 
 def spring_step_problems(m: Mechanism, dt: float, where: str) -> list[Problem]:
     """Warnings for the springs too stiff for the time step ``dt`` (s): omega*dt above
     :data:`VERLET_STABILITY`, with omega = sqrt(k/m) from the mass of the lighter moving link a
-    linear spring joins (or the inertia about its joint of the link a torsional spring turns).
-    ``where`` says where ``dt`` comes from (shown in the message)."""
-    planar = m.kind == "planar"
+    linear spring joins (or the inertia about its joint of the link a torsional spring turns;
+    :func:`_moved_inertia`). ``where`` says where ``dt`` comes from (shown in the message)."""
     problems: list[Problem] = []
-    ls = LENGTH_SCALE.get(m.units.length, 1.0)
-    links = dict(m.links)
     for name, e in m.springs.items():
-        if e.stiffness <= 0:
+        moved = _moved_inertia(m, e) if e.stiffness > 0 else None
+        if moved is None:
             continue
-        if e.type == "linear":
-            masses = [links[r.split(".")[0]].mass for r in e.between if r.split(".")[0] in links
-                      and r.split(".")[0] != m.base]
-            given = [mass for mass in masses if mass]
-            if not given:
-                continue
-            inertia, what = min(given), "the mass of the lighter moving link it joins"
-            unit = "kg"
-        else:
-            j = m.joints.get(e.joint)
-            child = links.get(j.child.split(".")[0]) if j is not None else None
-            if child is None or not child.mass or child.inertia is None or j is None:
-                continue
-            I = inertia_matrix(child.inertia, planar)
-            if I is None:
-                continue
-            c = np.zeros(3)
-            c[: len(child.cg or [])] = child.cg or []
-            pin = child.frames.get(j.child.partition(".")[2])
-            p = np.zeros(3)
-            if pin is not None and pin.origin:
-                p[: len(pin.origin[:3])] = pin.origin[:3]
-            inertia = float(I[2, 2]) + child.mass * float(np.sum((c - p)[:2] ** 2)) * ls**2
-            what, unit = f"the inertia of link '{j.child.split('.')[0]}' about the joint", "kg m^2"
-            if inertia <= 0:
-                continue
+        inertia, what, unit = moved
         omega = float(np.sqrt(e.stiffness / inertia))
         if omega * dt > VERLET_STABILITY:
             problems.append(Problem(
@@ -754,6 +769,42 @@ def spring_step_problems(m: Mechanism, dt: float, where: str) -> list[Problem]:
                 f"{inertia:.4g} {unit}; dt = {dt:g} s from {where}); the step is unstable",
                 f"Use dt < {VERLET_STABILITY / omega:.3g} s, or check the stiffness unit "
                 "(N/m or N m/rad whatever the file's units, e.g. '20 N/mm').", "warning", SPRING_STEP))
+    return problems
+
+
+def damper_step_ratio(m: Mechanism, e, dt: float) -> tuple[float, float, str, str] | None:
+    """``(c h / m, m, what, unit)`` of damper ``e`` at the step ``dt`` (s), ``m`` from
+    :func:`_moved_inertia`; None when the moved mass is not known or c = 0."""
+    moved = _moved_inertia(m, e) if e.damping > 0 else None
+    if moved is None:
+        return None
+    inertia, what, unit = moved
+    return e.damping * dt / inertia, inertia, what, unit
+
+
+def damper_step_problems(m: Mechanism, dt: float, where: str) -> list[Problem]:
+    """Warnings for the dampers too strong for the time step ``dt`` (s). The integrator
+    discretises a damper by the trapezoidal rule (half its impulse ``c ds / 2`` at each end of a
+    step, :mod:`linkcli.core.dynamics.integrator`): on a mass ``m`` the velocity update is
+    ``v+ = (1 - c h / 2m) / (1 + c h / 2m) v-``, which is negative -- the velocity flips sign every
+    step and the driver/reaction forces ring, while the energy balance still closes -- when
+    ``c h / m`` exceeds :data:`DAMPING_STEP_LIMIT` = 2. ``m`` as for the springs
+    (:func:`_moved_inertia`, an approximation). ``where`` says where ``dt`` comes from."""
+    problems: list[Problem] = []
+    for name, e in m.dampers.items():
+        found = damper_step_ratio(m, e, dt)
+        if found is None:
+            continue
+        ratio, inertia, what, unit = found
+        if ratio > DAMPING_STEP_LIMIT:
+            problems.append(Problem(
+                ("dampers", name, "damping"),
+                f"damper '{name}' is too strong for the time step: c*dt/m = {ratio:.3g} > {DAMPING_STEP_LIMIT:g} "
+                f"(c = {e.damping:g}, m = {inertia:.4g} {unit}, {what}; dt = {dt:g} s from {where}); each step "
+                "reverses the velocity it damps, so forces, torques and reactions ring (the energy balance "
+                "does not show it)",
+                f"Use dt < {DAMPING_STEP_LIMIT * inertia / e.damping:.3g} s, or check the damping unit "
+                "(N s/m or N m s/rad whatever the file's units).", "warning", DAMPER_STEP))
     return problems
 
 

@@ -23,6 +23,13 @@ pendulum with a 2e5 N/m spring (omega dt = 0.045 and 0.45), below 1e-4 for the e
 and 0.9999 at omega dt = 4.5 and 3.2 (unstable). :data:`BALANCE_RTOL` = 0.1 is where the energies,
 and so the loads computed from them, are wrong by a tenth: about omega dt = 1.1 by the
 second-order scaling, half the linear stability limit (omega dt = 2).
+
+What the criterion cannot see: an error that keeps the balance closed. A damper too strong for
+the step (``c h / m > 2``) makes the trapezoidal damping update ``v+ = (1 - ch/2m) / (1 + ch/2m)
+v-`` flip the velocity every step: the motion rings, the driver torques and reactions are wrong
+by orders of magnitude, yet the damper's discrete work absorbs the difference and the balance
+stays at ~1e-3 of S (the shaker pendulum with c = 2e4 N s/m at dt = 1e-2 s). That case is judged
+by :func:`linkcli.model.checks.damper_step_problems` from the step and the damped mass instead.
 """
 
 from __future__ import annotations

@@ -277,3 +277,35 @@ def test_the_python_api_warns_at_the_step_it_runs(tmp_path):
     assert out.n_failed == 1  # ends inaccurate
     quiet = mech.simulate(dt=2.5e-5, t_end=0.001)
     assert not any("too strong for the time step" in m for m in quiet.messages)
+
+
+def test_the_scale_counts_the_work_of_dampers_drivers_and_loads():
+    """A damped oscillator (m = 1 kg, k = 1 N/m, c = 0.2 N s/m) held in steady state
+    x = A sin t by a driver, written by hand: KE + |PE - PE_0| stays at most A^2/2, while the
+    damper's work -c A^2 (t/2 + sin 2t / 4) and the driver's (its opposite plus the energy
+    change) grow without bound, and a constant load's work F x is added and taken by the
+    driver too. A balance error of 0.3 A^2/2 planted after 20 periods is 0.3 of KE + |dPE|
+    (bad without the works in S) but below BALANCE_RTOL of S with them (the run's energy flow
+    is then c A^2 t/2 ~ 6 A^2): the verdict depends on the work terms."""
+    m, k, c, A, F = 1.0, 1.0, 0.2, 0.5, 0.3
+    t = np.linspace(0.0, 40 * math.pi, 4001)  # 20 periods of omega = 1 rad/s
+    x, v = A * np.sin(t), A * np.cos(t)
+    ke, pe = 0.5 * m * v**2, 0.5 * k * x**2
+    w_damper = -c * A**2 * (t / 2 + np.sin(2 * t) / 4)  # -int c v^2 dt, closed form
+    w_load = F * x  # a constant force F along x
+    w_driver = (ke + pe) - (ke[0] + pe[0]) - w_damper - w_load  # what keeps the balance closed
+    planted = np.where(t > 38 * math.pi, 0.3 * 0.5 * k * A**2, 0.0)  # J
+    total = ke + pe + planted  # the balance error enters the total
+    balance = total - total[0] - (w_damper + w_driver + w_load)
+    assert np.allclose(balance, planted, atol=1e-12)
+    with_works = EnergyBalanceCheck()
+    with_works.update(t, ke, pe, total, (w_damper, w_driver, w_load), balance)
+    flow = ke + np.abs(pe - pe[0]) + np.abs(w_damper) + np.abs(w_driver) + np.abs(w_load)
+    expected = np.max(np.abs(balance) / np.maximum.accumulate(flow))  # the docstring's criterion
+    assert with_works.ok and with_works.worst == pytest.approx(expected, rel=1e-6)
+    assert with_works.scale == pytest.approx(np.max(flow), rel=1e-12)
+    # the same run with the work series hidden: the planted error is 0.3 of the energy moved
+    blind = EnergyBalanceCheck()
+    zero = np.zeros_like(t)
+    blind.update(t, ke, pe, total, (zero, zero, zero), balance)
+    assert not blind.ok and blind.worst > BALANCE_RTOL

@@ -114,3 +114,34 @@ def test_simulate_writes_the_constraint_residual_in_the_files_length_unit(run_cl
     assert r.exit_code == 0, r.output
     header = out.read_text().splitlines()[0].split(",")
     assert "constraint_residual [mm]" in header and "constraint_residual" not in header
+
+
+@pytest.mark.parametrize("name", ["fourbar.yaml", "planar_fourbar_as_spatial.yaml"])
+@pytest.mark.parametrize("unit, scale", [("m", 1.0), ("mm", 1e-3)])
+def test_an_angular_misfit_counts_times_the_mechanism_size(name, unit, scale, tmp_path):
+    """A loop closed in position but turned by delta at its closing joint (its revolute
+    variable moved by delta rotates the frame about the joint's origin, which stays put): the
+    gap is delta times the mechanism size -- the largest frame coordinate of the file, read
+    here from the YAML, in m (the mm file is the same numbers read as mm: 1000 x smaller)."""
+    from linkcli.compile import compile_mechanism
+    from linkcli.core.assembly import assemble
+    from linkcli.core.loop_closure import Status, loop_gaps
+    from linkcli.io.loader import load_mechanism
+
+    text = (MECH / name).read_text(encoding="utf-8").replace("length: m,", f"length: {unit},")
+    path = tmp_path / f"{unit}_{name}"
+    path.write_text(text, encoding="utf-8")
+    model = load_mechanism(path).model
+    mech = compile_mechanism(model)
+    size = scale * max(abs(c) for link in model.links.values() for f in link.frames.values()
+                       for c in (f.origin or [])[:3])  # m
+    assert size > 2e-3  # the mechanism_size floor (1e-3 m) is not what is measured
+    start = assemble(mech, mech.q_init[mech.q_actuated], mech.q_init)
+    assert start.status == Status.CONVERGED
+    assert loop_gaps(mech, start.q).max() < 1e-9 * size  # closed
+    [k] = mech.loop_joint
+    delta = 1e-3  # rad
+    q = start.q.copy()
+    q[mech.joint_q_start[k]] += delta
+    # 1e-6 relative: the rotation vector of a 1e-3 rad turn is delta up to round-off (O(1e-16)/1e-3)
+    assert loop_gaps(mech, q).max() == pytest.approx(delta * size, rel=1e-6)

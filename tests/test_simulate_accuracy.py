@@ -309,3 +309,15 @@ def test_the_scale_counts_the_work_of_dampers_drivers_and_loads():
     zero = np.zeros_like(t)
     blind.update(t, ke, pe, total, (zero, zero, zero), balance)
     assert not blind.ok and blind.worst > BALANCE_RTOL
+
+
+def test_the_summary_residual_is_in_metres_and_says_so(run_cli, tmp_path):
+    """The shaker is a mm file: its column is in mm, the summary key and the stderr line in m
+    (the column's largest value / 1000)."""
+    r, out = run_json(run_cli, SHAKER, tmp_path, "--t-end", "0.05", "--every", "1")
+    assert r.exit_code == 0, r.output
+    s = out["metadata"]["summary"]
+    column = np.array(out["data"]["constraint_residual [mm]"])
+    assert column.max() > 0  # a round-off residual to compare (else the check is 0 == 0)
+    assert s["max_constraint_residual_m"] == pytest.approx(column.max() / 1000.0, rel=1e-12)
+    assert f"max constraint residual {s['max_constraint_residual_m']:.3g} m;" in r.stderr

@@ -405,7 +405,7 @@ class _Tabulator:
         return {"status": res.status if status is None else status,
                 "message": res.message if message is None else message, "steps": n_steps, "dt": res.dt,
                 "t_end": self.t_last if self.n else 0.0, "wall_time_s": wall,
-                "max_constraint_residual": self.max_residual,
+                "max_constraint_residual_m": self.max_residual,  # m (SI, like every summary key)
                 "max_energy_balance_error_J": self.max_balance_error,
                 "energy_scale_J": self.balance.scale,
                 "energy_balance_relative": self.balance.worst,

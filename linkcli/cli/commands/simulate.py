@@ -150,7 +150,7 @@ def _print_summary(s: dict) -> None:
                      for k, v in s["peak_driver_load"].items()) or "no drivers"
     refined = f" ({s['refined_steps']} refined into substeps)" if s.get("refined_steps") else ""
     echo_err(f"{s['status']}: {s['steps']} steps{refined} of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
-             f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual']:.3g}; "
+             f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual_m']:.3g} m; "
              f"energy balance error {s['max_energy_balance_error_J']:.3g} J; peak driver load {peak}")
 
 

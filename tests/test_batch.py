@@ -397,3 +397,28 @@ def test_executors_report_a_raising_task_and_go_on(jobs):
         out = {i: (res, exc) for i, res, exc in ex.run(int, ["1", "x", "3"])}
     assert out[0] == (1, None) and out[2] == (3, None)
     assert out[1][0] is None and isinstance(out[1][1], ValueError)
+
+
+def test_a_column_check_never_compares_mixed_units():
+    """`*.q [*]` over a revolute (deg) and a prismatic (mm) joint: 300 mm is not above 90 deg;
+    the check fails saying the units differ (as a figure does); one unit matched is compared and
+    the unit shown is the columns' (not the pattern's '*')."""
+    from linkcli.batch.figures import evaluate_check, evaluate_figure
+    from linkcli.model.jobs import Check, Figure
+    from linkcli.results import ResultTable
+
+    t = ResultTable(2)
+    t.add("crank", "q", "deg", [10.0, 80.0])
+    t.add("slider", "q", "mm", [120.0, 300.0])
+
+    class Mech:
+        driver_names = ()
+        n_loops = 0
+
+    mixed = evaluate_check(Check(column="*.q [*]", max=90), t, Mech(), [])
+    assert not mixed.passed and mixed.value is None
+    assert "different units (deg, mm)" in mixed.message and "above" not in mixed.message
+    assert "different units" in evaluate_figure(Figure(column="*.q [*]", stat="max"), t, Mech()).note
+    one = evaluate_check(Check(column="crank.q [*]", max=70), t, Mech(), [])
+    assert not one.passed and one.message == "maximum 80 deg is above 70 deg"
+    assert evaluate_check(Check(column="crank.q [*]", max=90), t, Mech(), []).passed

@@ -218,11 +218,9 @@ def evaluate_figure(fig: Figure, table, mech, reference: dict | None = None, loo
         cols = [_float_column(table, h) for h in headers]
         if any(c is None for c in cols):
             return FigureValue(label, "", label, unit, math.nan, f"'{fig.column}' is not a numeric column")
-        units = list(dict.fromkeys(unit_of(h) for h in headers))
-        if factor == 1.0 and len(units) > 1:  # a figure never mixes units (m/deg with deg/deg ...)
-            return FigureValue(label, "", label, "", math.nan,
-                               f"'{fig.column}' matches columns in different units ({', '.join(units)}); "
-                               "name one unit, e.g. '" + headers[0] + "'")
+        mixed = _mixed_units(fig.column, headers, factor)
+        if mixed:  # a figure never mixes units (m/deg with deg/deg ...)
+            return FigureValue(label, "", label, "", math.nan, mixed)
         values = np.concatenate(cols) * factor
         return FigureValue(label, "", label, unit, _stat(values, fig.stat))
     if kind == "range_of_motion":
@@ -442,6 +440,16 @@ def reference_paths(figures: Sequence[Figure], table) -> dict:
 
 
 # -- checks -------------------------------------------------------------------------------------------
+def _mixed_units(column: str, headers: Sequence[str], factor: float) -> str:
+    """Why the columns ``headers`` that ``column`` matched (converted by ``factor``) cannot be
+    taken together: '' when they share one unit (or were all converted to the one named)."""
+    units = list(dict.fromkeys(unit_of(h) for h in headers))
+    if factor != 1.0 or len(units) < 2:
+        return ""
+    return (f"'{column}' matches columns in different units ({', '.join(units)}); "
+            f"name one unit, e.g. '{headers[0]}'")
+
+
 def evaluate_checks(checks: Sequence[Check], table, mech, figures: Sequence[FigureValue]) -> list[CheckResult]:
     return [evaluate_check(c, table, mech, figures) for c in checks]
 
@@ -481,9 +489,13 @@ def evaluate_check(check: Check, table, mech, figures: Sequence[FigureValue]) ->
         cols = [_float_column(table, h) for h in headers]
         if any(c is None for c in cols):
             return CheckResult(label, False, None, f"'{check.column}' is not a numeric column")
+        mixed = _mixed_units(check.column, headers, factor)
+        if mixed:  # as for a figure: a bound never compares mm with deg
+            return CheckResult(label, False, None, mixed)
         values = np.concatenate(cols) * factor
+        unit = unit_of(check.column)
         return _bounds(label, np.abs(values) if check.abs else values, check.min, check.max,
-                       unit_of(check.column) or unit_of(headers[0]))
+                       unit if unit and "*" not in unit else unit_of(headers[0]))
     if subject == "min_transmission_angle":
         headers = list(_matching(tuple(table.headers()), "regex", r".+\.transmission \[(deg|rad)\]$"))
         if not headers:

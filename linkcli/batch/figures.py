@@ -440,7 +440,7 @@ def reference_paths(figures: Sequence[Figure], table) -> dict:
 
 
 # -- checks -------------------------------------------------------------------------------------------
-def _mixed_units(column: str, headers: Sequence[str], factor: float) -> str:
+def _mixed_units(column: str | None, headers: Sequence[str], factor: float) -> str:
     """Why the columns ``headers`` that ``column`` matched (converted by ``factor``) cannot be
     taken together: '' when they share one unit (or were all converted to the one named)."""
     units = list(dict.fromkeys(unit_of(h) for h in headers))

@@ -60,6 +60,9 @@ def test_set_in_a_millimetre_file_takes_lengths_in_any_unit(run_cli, tmp_path):
     ("crank_pin", ["write NAME=VALUE", "crank_pin=30 (deg) or crank_pin=30deg"]),
     ("crank_pn=30deg", ["'crank_pn' is not a joint variable", "Did you mean 'crank_pin'"]),
     ("crank_pin=nan", ["finite number", "crank_pin=30"]),
+    ("crank_pin=nan deg", ["'nan deg' is not a finite number"]),
+    ("crank_pin=nan mm", ["'nan mm' is not a finite number"]),
+    ("crank_pin=3 kg", ["dimension [mass], expected an angle or length"]),
 ])
 def test_bad_set_values_name_the_files_units_and_a_real_joint(run_cli, value, words):
     r = run_cli("solve", FOURBAR, "--set", value)
@@ -68,6 +71,16 @@ def test_bad_set_values_name_the_files_units_and_a_real_joint(run_cli, value, wo
     for w in words:
         assert w in r.stderr
     assert "crank=30" not in r.stderr  # the old example named a joint this file does not have
+
+
+@pytest.mark.parametrize("value, words", [
+    ("crank_pin=30deg", "'crank_pin' takes an angle per second, '30deg' is an angle; e.g. crank_pin=30deg/s"),
+    ("crank_pin=2 mm", "'crank_pin' takes an angle per second, '2 mm' is a length; e.g. crank_pin=30deg/s"),
+])
+def test_a_value_given_for_a_rate_says_a_rate_is_expected(run_cli, value, words):
+    r = run_cli("simulate", FOURBAR, "--t-end", "0.01", "--rate", value)
+    assert r.exit_code == ExitCode.USAGE, r.output
+    assert words in r.stderr and "dimensionless" not in r.stderr and " a angle" not in r.stderr
 
 
 def test_a_rate_without_an_angle_unit_reads_well(run_cli):

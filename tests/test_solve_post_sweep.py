@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from kin_helpers import fourbar_yaml, mech_from_yaml
 
-from linkcli.analyses.inputs import Sweep, actuated_values, sweep_path
+from linkcli.analyses.inputs import Sweep, input_grid
 from linkcli.analyses.solve import SolveRequest, run_solve
 from linkcli.compile import compile_mechanism
 from linkcli.core.limits import OK, OUTSIDE_LIMITS, limit_violations, row_status
@@ -38,8 +38,8 @@ def _cases():
 @pytest.mark.parametrize("mech, req", _cases())
 def test_status_column_equals_the_statuses_of_the_rows(mech, req):
     table = run_solve(mech, req).table
-    base = actuated_values(mech, req.set, "--set", default=mech.q_init[mech.q_actuated])
-    path, order = sweep_path(mech, base, req.sweeps, req.mode)
+    grid = input_grid(mech, req.set, req.sweeps, req.mode)
+    path, order = grid.path, grid.order
     res = solve_sweep(mech, path, mech.q_init, tol=req.tol)
     ok = res.status == 0
     want = row_status(mech, path, res.status)

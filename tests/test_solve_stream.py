@@ -124,10 +124,9 @@ def test_the_cases_cover_what_they_claim():
     assert out.n_failed > 20 and {"no_assembly", "reassembled", "limit"} <= {e.kind for e in out.events}
     assert [lim["kind"] for lim in out.table.metadata["limits"]] == ["end_of_range"] * 4
     loaded, mech, req = _case("fivebar_grid")
-    from linkcli.analyses.inputs import sweep_path
+    from linkcli.analyses.inputs import input_grid
 
-    base = mech.q_init[mech.q_actuated]
-    _, order = sweep_path(mech, base, req.sweeps, req.mode)
+    order = input_grid(mech, req.set, req.sweeps, req.mode).order
     assert not np.array_equal(order, np.arange(len(order)))
     loaded, mech, req = _case("planar_3r_outside_limits")
     out = run_solve(mech, req, loaded)

@@ -158,12 +158,24 @@ def _file_units_value(mech: CompiledMechanism, name: str, text: str, order: int,
     from ..model.units import JOINT, JOINT_ACCEL, JOINT_RATE, UnitProblem, convert
 
     dim = (JOINT, JOINT_RATE, JOINT_ACCEL)[order]
+    file_units = {"length": mech.length_unit, "angle": mech.angle_unit}
+    want = "angle" if mech.q_is_rotation[mech.q_names.index(name)] else "length"
+    per = ("", " per second", " per second squared")[order]
     try:
-        given = convert(text, dim, {"length": mech.length_unit, "angle": mech.angle_unit})
+        given = convert(text, dim, file_units)
     except UnitProblem as exc:
+        if order:  # a value where a rate (or acceleration) is expected: say which
+            try:
+                plain = convert(text, JOINT, file_units)
+            except UnitProblem:
+                pass
+            else:
+                rate = ("30deg" if want == "angle" else "25mm") + ("", "/s", "/s^2")[order]
+                raise AnalysisInputError(
+                    f"{where}: '{name}' takes {'an angle' if want == 'angle' else 'a length'}{per}, {text!r} is "
+                    f"{'an' if plain.kind == 'angle' else 'a'} {plain.kind}; e.g. {name}={rate}") from None
         raise AnalysisInputError(with_hint(f"{where}: {exc}", f"values are in the file's units ({units}) "
                                            f"or carry a unit, e.g. {example}")) from None
-    want = "angle" if mech.q_is_rotation[mech.q_names.index(name)] else "length"
     if given.kind != want:
         raise AnalysisInputError(f"{where}: '{name}' is {'an angle' if want == 'angle' else 'a length'}"
                                  f"{' rate' if order == 1 else ' acceleration' if order == 2 else ''}, "
@@ -250,18 +262,6 @@ def input_grid(mech: CompiledMechanism, values: dict[str, float], sweeps: list[S
     path = np.tile(base, (len(file), 1))
     path[:, swept] = file[:, swept] * actuated_scale(mech)[swept]
     return InputGrid(path, file, order)
-
-
-def sweep_path(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], mode: str):
-    """Actuated values (n, n_act) SI along the sweep around ``base`` (n_act,) SI, in solve
-    order, and ``order`` such that ``path[order]`` gives the rows in output order (grids are
-    solved in serpentine order so consecutive points are neighbours, and written in plain
-    row-major order). The grid is computed in the file's units (:func:`input_grid`)."""
-    scale = actuated_scale(mech)
-    file, order, swept = _grid(mech, base / scale, sweeps, mode)
-    path = np.tile(base, (len(file), 1))
-    path[:, swept] = file[:, swept] * scale[swept]
-    return path, order
 
 
 def _grid(mech: CompiledMechanism, base: np.ndarray, sweeps: list[Sweep], mode: str):

@@ -248,18 +248,28 @@ def convert(text: str, dim: Dimension, units: dict[str, str]) -> Given:
         except pint.DimensionalityError:
             continue
         if not math.isfinite(value):
-            break
+            raise UnitProblem(f"{text!r} is not a finite number", f"Write e.g. '{dim.example}'.")
         return Given(value, kind)
+    if not math.isfinite(float(q.magnitude)):  # (nan in a unit none of the candidates has)
+        raise UnitProblem(f"{text!r} is not a finite number", f"Write e.g. '{dim.example}'.")
     expected = dim.label if not dim.follows else " or ".join(
         [k for k, _ in _candidates(dim, units)]) + {0: "", 1: " per second", 2: " per second squared"}[dim.per_s]
     shown = f" ({dim.shown})" if dim.shown else ""
-    raise UnitProblem(f"{text!r} is {_dimension_text(q)}, expected a {expected}{shown}",
+    raise UnitProblem(f"{text!r} is {_dimension_text(q, has_angle)}, expected {_article(expected)} {expected}{shown}",
                       f"Write e.g. '{dim.example}', or a bare number ({dim.bare}).")
 
 
-def _dimension_text(q: Any) -> str:
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _dimension_text(q: Any, has_angle: bool = False) -> str:
+    """What ``q`` is, in words: an angle (pint counts radians as dimensionless), dimensionless, or
+    its dimension."""
     dims = str(q.dimensionality)
-    return "dimensionless" if dims == "dimensionless" else f"a quantity of dimension {dims}"
+    if dims == "dimensionless":
+        return "an angle" if has_angle else "dimensionless"
+    return f"a quantity of dimension {dims}"
 
 
 def _first_line(exc: Exception) -> str:

@@ -396,7 +396,10 @@ def test_shell_completion_is_available():
     import sys
     from pathlib import Path
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    # typer detects the user's shell from the process tree (a terminal always has one); a test run
+    # with no shell among its ancestors (a detached job) names it instead, with typer's own switch
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+           "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     proc = subprocess.run([sys.executable, "-m", "linkcli", "--show-completion", "bash"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -162,3 +162,36 @@ def test_a_cold_compile_of_the_sweep_kernel_is_recorded(interpreted_process, mon
     e = json.loads(record.read_text())["sweep"]
     assert e["rent_paid_s"] == 0.0 and e["compile_s"] >= 1.0
     assert compiled(interpreted_process[-1])
+
+
+def test_the_record_learns_the_kernels_own_cpu_not_the_route_to_the_first_input(monkeypatch, tmp_path):
+    """An interpreted sweep records the CPU of its own continuation per work unit, not the
+    continuation that carries the estimate's branch to its first input (sweep._follow_branch:
+    more kernel sweeps) nor loading the interpreted copy: a short sweep far from the estimate's
+    inputs taught the record thousands of times the kernel's rate, and a later 361-point solve
+    then compiled for ~40 s. A clock that advances one tick per kernel sweep makes it exact:
+    the sweep asked for is one tick, the route before it more."""
+    monkeypatch.setenv("LINKCLI_JIT_RECORD", str(tmp_path / "record.json"))
+    monkeypatch.setattr(sweep, "_compiled_loaded", lambda: False)
+    monkeypatch.setattr(sweep, "_rent_in_process", 0.0)
+    monkeypatch.setattr(sweep, "_plan", lambda mech, n, many=False: jit.Plan(False, False, "interpreted (test)"))
+    monkeypatch.setattr(jit, "self_contained_compiling_possible", lambda: True)
+    pk = sweep._interpreted_kernel()
+    ticks = [0.0]
+    real_sweep = pk.sweep
+
+    def counted(*args):
+        ticks[0] += 1.0
+        return real_sweep(*args)
+
+    monkeypatch.setattr(pk, "sweep", counted)
+    monkeypatch.setattr(sweep.time, "process_time", lambda: ticks[0])
+    recorded = []
+    monkeypatch.setattr(sweep, "_record_interpreted", lambda mech, n, cpu: recorded.append((n, cpu)))
+    _, mech = motor()
+    a0 = mech.q_init[mech.q_actuated]
+    far = a0 + np.radians(95.0)  # ten coarse steps of 10 deg from the estimate's inputs: a route of its own
+    res = sweep.solve_sweep(mech, far[None], mech.q_init)
+    assert (res.status == 0).all()
+    assert ticks[0] >= 2, "the route to the first input ran kernel sweeps of its own"
+    assert recorded == [(1, 1.0)]

@@ -393,3 +393,43 @@ def test_a_winding_reached_by_continuous_motion_is_kept():
     np.testing.assert_allclose(np.degrees(res.q[0]), truth, rtol=0, atol=ANGLE_TOL_DEG)
     end, _ = fourbar_crank_truth(3, 3.5, 3.2, 1, r(30), est, r(1110))
     np.testing.assert_allclose(np.degrees(res.q[-1]), end, rtol=0, atol=ANGLE_TOL_DEG)
+
+
+def test_a_verified_run_takes_the_winding_of_the_estimates_branch():
+    """A run started by reassembly and verified on the estimate's branch takes the winding
+    configuration_at gives there (fk's, simulate's), not only the one nearest the last good row
+    across a long failed gap: on the Chebyshev linkage swept over a whole turn of its input the
+    row at the estimate's own input read B = 360 deg, A = -360 deg where fk reads 0, 0 (the same
+    pose, but spring torques and limit checks read the angle)."""
+    from linkcli.api import load
+
+    m = load(MECH / "gallery" / "chebyshev.yaml").compiled
+    q0 = np.asarray(m.q_init, float)
+    a0 = q0[m.q_actuated]
+    Q = np.tile(a0, (361, 1))
+    Q[:, 0] = a0[0] + np.linspace(-np.pi, np.pi, 361)
+    r = solve_sweep(m, Q, q0)
+    assert r.other_branch is not None
+    verified = np.flatnonzero((r.status == 0) & ~r.other_branch)
+    assert 180 in verified  # the estimate's own input
+    for i in (180, verified[0], verified[-1]):
+        c = configuration_at(m, Q[i], q0)
+        assert c.status == 0
+        np.testing.assert_allclose(r.q[i], c.q, atol=1e-6)  # the same numbers, not only modulo 2 pi
+
+
+def test_range_of_motion_counts_only_rows_on_the_estimates_branch():
+    """The batch figure range_of_motion never takes max - min over failed or other_branch rows
+    (the reversed triple-rocker sweep has no row on the estimate's branch: the figure says so
+    instead of reporting 276.76 deg)."""
+    from linkcli.analyses.inputs import Sweep
+    from linkcli.analyses.solve import SolveRequest, run_solve
+    from linkcli.batch.figures import range_of_motion
+
+    m = _compiled(DATA / "trip.yaml")
+    out = run_solve(m, SolveRequest(sweeps=[Sweep("crank_pin", 180.0, -180.0, step=-1.0)]))
+    t = out.table
+    assert "ok" not in set(np.asarray(t["status"]).tolist())
+    h = next(h for h in t.headers() if h.startswith("A.q ["))
+    value, note = range_of_motion(t, m, "A", h)
+    assert math.isnan(value) and "estimate's branch" in note

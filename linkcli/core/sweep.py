@@ -542,19 +542,23 @@ def _keep_turns(mech: CompiledMechanism, q: np.ndarray, status: np.ndarray, rest
     starts = np.flatnonzero(restarts)
     if not len(starts):
         return
-    rot = np.array(mech.q_is_rotation, dtype=bool)
-    rot[mech.q_actuated] = False
-    if not rot.any():
-        return
     ok = status == Status.CONVERGED
-    cols = np.flatnonzero(rot)
     ends = np.append(starts[1:], len(q))
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
         good = np.flatnonzero(ok[:s])
-        ref = q[good[-1], cols] if len(good) else np.asarray(q_estimate, float)[cols]
-        turns = np.round((q[s, cols] - ref) / (2 * np.pi))
-        if turns.any():
-            q[s:e, cols] -= 2 * np.pi * turns
+        _shift_turns(mech, q, s, e, q[good[-1]] if len(good) else q_estimate)
+
+
+def _shift_turns(mech: CompiledMechanism, q: np.ndarray, s: int, e: int, q_ref: np.ndarray) -> None:
+    """Shift rows s..e-1 of q (in place) by the whole turns that bring row s's passive rotation
+    variables to q_ref's (n_q,) (the same configuration; the winding changes spring torques and
+    limit checks, not poses)."""
+    rot = np.array(mech.q_is_rotation, dtype=bool)
+    rot[mech.q_actuated] = False
+    cols = np.flatnonzero(rot)
+    turns = np.round((q[s, cols] - np.asarray(q_ref, float)[cols]) / (2 * np.pi))
+    if turns.any():
+        q[s:e, cols] -= 2 * np.pi * turns
 
 
 #: at most this many runs started by reassembly are checked against the estimate's branch per
@@ -593,6 +597,8 @@ def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_st
         if k < MAX_BRANCH_CHECKS:
             point = _follow_branch(mech, Q[s], home, tol, max_step, pk)
             same = point.status == Status.CONVERGED and same_configuration(mech, point.q, res.q[s])
+            if same:  # the run takes the winding the estimate's branch has there (fk's, simulate's)
+                _shift_turns(mech, res.q, s, e, point.q)
         if not same:
             other[s:e] = ok[s:e]
     return replace(res, other_branch=other)

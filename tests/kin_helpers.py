@@ -39,6 +39,32 @@ def fourbar_yaml(d: float, a: float, b: float, c: float, assembly: str = "{}", k
     """
 
 
+_OPEN_FOURBAR = """
+name: four-bar that cannot close
+kind: planar
+units: {{length: {unit}, angle: deg}}
+links:
+  ground: {{frames: {{O2: [0, 0], O4: [{g}, 0]}}}}
+  crank: {{frames: {{O2: [0, 0], A: [{a}, 0]}}}}
+  coupler: {{frames: {{A: [0, 0], B: [{a}, 0]}}}}
+  rocker: {{frames: {{O4: [0, 0], B: [{a}, 0]}}}}
+joints:
+  crank_pin: {{type: revolute, parent: ground.O2, child: crank.O2, actuated: true}}
+  A: {{type: revolute, parent: crank.A, child: coupler.A}}
+  B: {{type: revolute, parent: coupler.B, child: rocker.B}}
+  O4: {{type: revolute, parent: ground.O4, child: rocker.O4}}
+base: ground
+effector: coupler.B
+assembly: {{crank_pin: 0, A: 0, B: 0, O4: 180}}
+"""
+
+
+def open_fourbar_yaml(unit: str = "m", scale: float = 1.0) -> str:
+    """A four-bar that cannot close (ground 10, crank, coupler and rocker 1, in metres times
+    ``scale``, written in ``unit``): its loop gap is at least 7 m by the triangle inequality."""
+    return _OPEN_FOURBAR.format(unit=unit, g=10 * scale, a=1 * scale)
+
+
 def fourbar_closed_form(d, a, b, c, theta, sign):
     """Coupler-rocker pin B (n, 2) of a four-bar by circle intersection: A = a(cos, sin),
     B on circles |B - A| = b and |B - O4| = c; ``sign`` +1 picks B left of A->O4."""

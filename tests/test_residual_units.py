@@ -11,34 +11,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kin_helpers import open_fourbar_yaml
 
 from linkcli.cli.app import app  # noqa: F401 - the CLI fixture imports it too
 
 MECH = Path(__file__).resolve().parent.parent / "mechanisms"
 
-OPEN_FOURBAR = """
-name: four-bar that cannot close
-kind: planar
-units: {{length: {unit}, angle: deg}}
-links:
-  ground: {{frames: {{O2: [0, 0], O4: [{g}, 0]}}}}
-  crank: {{frames: {{O2: [0, 0], A: [{a}, 0]}}}}
-  coupler: {{frames: {{A: [0, 0], B: [{a}, 0]}}}}
-  rocker: {{frames: {{O4: [0, 0], B: [{a}, 0]}}}}
-joints:
-  crank_pin: {{type: revolute, parent: ground.O2, child: crank.O2, actuated: true}}
-  A: {{type: revolute, parent: crank.A, child: coupler.A}}
-  B: {{type: revolute, parent: coupler.B, child: rocker.B}}
-  O4: {{type: revolute, parent: ground.O4, child: rocker.O4}}
-base: ground
-effector: coupler.B
-assembly: {{crank_pin: 0, A: 0, B: 0, O4: 180}}
-"""
 
 
 def solve_rows(run_cli, tmp_path, unit: str, scale: float) -> tuple[list[str], list[dict]]:
     path = tmp_path / f"open_{unit}.yaml"
-    path.write_text(OPEN_FOURBAR.format(unit=unit, g=10 * scale, a=1 * scale))
+    path.write_text(open_fourbar_yaml(unit, scale))
     out = tmp_path / f"open_{unit}.csv"
     r = run_cli("solve", path, "--sweep", "crank_pin=0:0:1", "-o", out)
     assert r.exit_code == 1, r.output  # the point cannot be assembled

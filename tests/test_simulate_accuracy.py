@@ -21,14 +21,18 @@ SHAKER = Path(__file__).resolve().parent.parent / "mechanisms" / "shaker_pendulu
 BOB_KG = 1.0  # the lighter moving link the spring joins (the bob, 1 kg; the arm is 0.5 kg but is not joined)
 
 
+def shaker_with(tmp_path: Path, old: str, new: str) -> Path:
+    """The example shaker pendulum with the text ``old`` (present) replaced by ``new``."""
+    text = SHAKER.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / f"shaker_{abs(hash(new))}.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
 def shaker(tmp_path: Path, stiffness: str) -> Path:
     """The example shaker pendulum with its spring's stiffness (N/m) replaced."""
-    text = SHAKER.read_text(encoding="utf-8")
-    old = "stiffness: 200,"
-    assert old in text
-    path = tmp_path / f"shaker_k{stiffness}.yaml"
-    path.write_text(text.replace(old, f"stiffness: {stiffness},"), encoding="utf-8")
-    return path
+    return shaker_with(tmp_path, "stiffness: 200,", f"stiffness: {stiffness},")
 
 
 def rows(text: str) -> list[dict]:
@@ -197,12 +201,7 @@ def test_noise_of_a_mechanism_at_rest_without_gravity_is_not_flagged():
 # -- a damper too strong for the step (the balance closes; the forces ring) -----------------------
 def shaker_damper(tmp_path: Path, damping: str) -> Path:
     """The example shaker pendulum with its damper's coefficient (N s/m) replaced."""
-    text = SHAKER.read_text(encoding="utf-8")
-    old = "damping: 2.0}"
-    assert old in text
-    path = tmp_path / f"shaker_c{damping}.yaml"
-    path.write_text(text.replace(old, f"damping: {damping}}}"), encoding="utf-8")
-    return path
+    return shaker_with(tmp_path, "damping: 2.0}", f"damping: {damping}}}")
 
 
 def test_the_damper_check_is_the_closed_form_c_h_over_m():

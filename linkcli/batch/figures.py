@@ -273,7 +273,8 @@ def range_of_motion(table, mech, var: str, header: str, points=None) -> tuple[fl
     simulate or other tables) max - min of the column's finite values, and the note says it is
     sampled."""
     values = np.asarray(table[header], dtype=float)
-    if "status" in table.headers():  # only rows solved on the estimate's branch (not failed, other_branch)
+    clean = getattr(table, "metadata", {}).get("clean_sweep")  # (a study's fast path: every row solved)
+    if not clean and "status" in table.headers():  # only rows solved on the estimate's branch
         solved = np.asarray(table["status"]) == "ok"
         if not solved.any():
             return math.nan, "no row solved on the assembly estimate's branch (status ok)"

@@ -19,7 +19,7 @@ known to ~1e-15 once the pose is within ~1e-7 rad of the optimum.
 
 import numpy as np
 import pytest
-from kin_helpers import mech_from_yaml
+from kin_helpers import mech_from_yaml, open_fourbar_yaml
 
 from linkcli.analyses.ik import IKRequest, run_ik
 from linkcli.compile import compile_mechanism
@@ -110,29 +110,11 @@ def test_fivebar_unreachable_closest_pose_closes_its_loops():
     assert table["reached.x [m]"][0] == pytest.approx(1.0, abs=1e-7)
 
 
-OPEN_FOURBAR = """
-name: four-bar that cannot close
-kind: planar
-units: {length: m, angle: deg}
-links:
-  ground: {frames: {O2: [0, 0], O4: [10, 0]}}
-  crank: {frames: {O2: [0, 0], A: [1, 0]}}
-  coupler: {frames: {A: [0, 0], B: [1, 0]}}
-  rocker: {frames: {O4: [0, 0], B: [1, 0]}}
-joints:
-  crank_pin: {type: revolute, parent: ground.O2, child: crank.O2, actuated: true}
-  A: {type: revolute, parent: crank.A, child: coupler.A}
-  B: {type: revolute, parent: coupler.B, child: rocker.B}
-  O4: {type: revolute, parent: ground.O4, child: rocker.O4}
-base: ground
-effector: coupler.B
-assembly: {crank_pin: 0, A: 0, B: 0, O4: 180}
-"""
 
 
 def test_a_pose_that_cannot_close_its_loops_is_not_presented():
     # links 1 + 1 + 1 cannot span a ground of 10: no configuration exists
-    out = run_ik(mech_from_yaml(OPEN_FOURBAR), IKRequest([[1.0, 1.0]], mode="position"))
+    out = run_ik(mech_from_yaml(open_fourbar_yaml()), IKRequest([[1.0, 1.0]], mode="position"))
     table = out.table
     assert out.n_failed == 1 and table["status"][0] == "no_assembly"
     for name in ("crank_pin.q [deg]", "A.q [deg]", "reached.x [m]", "reached.y [m]", "position_error [m]"):

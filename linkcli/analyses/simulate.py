@@ -159,7 +159,7 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     messages += list(res.warnings)
     status, message = res.status, res.message
     if res.ok and not tab.balance.ok:  # every row kept; the run says from when they are not accurate
-        status, message = "inaccurate", tab.balance_message()
+        status, message = "inaccurate", tab.balance_message(res.dt)
     elif res.ok and getattr(loaded, "model", None) is not None:  # a damper ringing: the balance closes, forces wrong
         from ..model.checks import damper_step_problems
 
@@ -386,13 +386,35 @@ class _Tabulator:
         for k, c in enumerate(("qw", "qx", "qy", "qz")):
             table.add(name, c, "", quat[:, k])
 
-    def balance_message(self) -> str:
-        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`)."""
+    def balance_message(self, dt: float) -> str:
+        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`):
+        a motion driver whose rate jumps between the last good row and the first bad one
+        (two steps ``dt``, s, of margin) is named as the cause (an impulsive start or stop, which no step fixes);
+        otherwise the step."""
+        from ..core.dynamics.accuracy import motion_rate_jumps
+
         b = self.balance
-        return (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
-                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on): the "
-                "motion is not accurate from there (an unstable or too coarse time step: a spring too stiff or a "
-                "motion too fast for dt); every row is kept; try a smaller dt")
+        head = (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
+                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on)")
+        after = -np.inf if b.good_until is None else b.good_until - 2 * dt
+        at = [(name, t, jump) for name, t, jump in motion_rate_jumps(self.mech, self.t_last)
+              if after < t <= b.bad_from + 2 * dt]
+        if at:
+            name, t, jump = max(at, key=lambda a: a[2])
+            k = self.mech.driver_q[self.mech.driver_names.index(name)]
+            rot = self.mech.q_is_rotation[k]
+            scale, unit = (self.mech.angle_scale, self.mech.angle_unit) if rot else \
+                (self.mech.length_scale, self.mech.length_unit)
+            fix = (f"end the run at t = {t:.6g} s or before, or make the driver's rate continuous there (a cycloidal "
+                   "ramp, a table that comes to rest)" if t > 0 else
+                   "start the driver at rest (a cycloidal ramp) or start the run with the driver's rate")
+            return (f"{head}: motion driver '{name}' changes its prescribed rate by {jump / scale:.4g} {unit}/s at "
+                    f"t = {t:.6g} s (its profile starts, bends or ends there with a rate): the joint is started or "
+                    "stopped within one step, an impulse the energy balance, driver load and reactions of that step "
+                    "do not hold; the rows before are accurate; every row is kept. A smaller dt does not fix it: "
+                    f"{fix}")
+        return (f"{head}: the motion is not accurate from there (an unstable or too coarse time step: a spring too "
+                "stiff or a motion too fast for dt); every row is kept; try a smaller dt")
 
     def summary(self, res, wall: float, status: str | None = None, message: str | None = None) -> dict:
         """The run's summary (``res`` a SimulationResult or SimulationRun, for dt and counts;

@@ -68,7 +68,8 @@ class EnergyBalanceCheck:
     row order (the result does not depend on the chunking). After the last chunk:
     ``scale`` S (J), ``worst`` the largest ``|balance| / S`` (S with the round-off floor; 0
     when nothing moves), ``bad_from`` the
-    first saved time (s) at which the balance is bad (None: never) and ``ok``."""
+    first saved time (s) at which the balance is bad (None: never), ``good_until`` the saved
+    time before it (None: the first row is bad, or none is) and ``ok``."""
 
     def __init__(self, rtol: float = BALANCE_RTOL, reference_J: float = 0.0) -> None:
         self.rtol = rtol
@@ -78,6 +79,8 @@ class EnergyBalanceCheck:
         self.worst = 0.0
         self.potential_0: float | None = None
         self.bad_from: float | None = None
+        self.good_until: float | None = None
+        self._t_last: float | None = None  # s, the last row's time so far
 
     @property
     def ok(self) -> bool:
@@ -102,5 +105,45 @@ class EnergyBalanceCheck:
         bad = ratio > self.rtol
         self.worst = float(np.max([self.worst, np.max(ratio)]))
         if self.bad_from is None and bad.any():
-            self.bad_from = float(t[int(np.argmax(bad))])
+            first = int(np.argmax(bad))
+            self.bad_from = float(t[first])
+            self.good_until = float(t[first - 1]) if first > 0 else self._t_last
+        self._t_last = float(t[-1])
         self.scale, self.magnitude = float(scale[-1]), float(size[-1])
+
+
+def motion_rate_jumps(mech, t_end: float, rtol: float = 1e-6) -> list[tuple[str, float, float]]:
+    """``(driver, t, |rate jump|)`` (s; rad/s or m/s) of every time in ``(0, t_end]`` at which
+    a motion driver of the compiled mechanism ``mech`` has its prescribed rate jump: the breakpoints of its profile (a ramp's
+    ``t_start``/``t_end``, a table's knots) where the rates just before and just after (from
+    :func:`~linkcli.core.profiles.evaluate_profile`, 1e-9 s apart relative) differ by more than
+    ``rtol`` of the larger. A linear ramp's rate is 0 at ``t_start`` itself, so a ramp from t = 0
+    jumps in the first step: reported at t = 0. The run must stop the joint within one step
+    there (an impulse): its energy balance error at that step is the driver's, not the step's
+    (:mod:`linkcli.model.checks` warns of the same jumps in the file)."""
+    from ..mechanism import DRIVE_MOTION
+    from ..profiles import evaluate_profile
+
+    out = []
+    for name, kind, prof in zip(mech.driver_names, mech.driver_kind, mech.driver_profile, strict=True):
+        if kind != DRIVE_MOTION:
+            continue
+        if prof.kind == "ramp":
+            breaks = [prof.params["t_start"], prof.params["t_end"]]
+        elif prof.kind == "table":
+            breaks = list(np.asarray(prof.t, dtype=float))
+        else:
+            continue
+        for tb in breaks:
+            if not 0.0 <= tb <= t_end:
+                continue
+            eps = 1e-9 * max(1.0, abs(tb))
+            _, rate, _ = evaluate_profile(prof, np.array([tb - eps, tb + eps]))
+            if tb <= 0.0 and prof.kind == "ramp":
+                rate[0] = evaluate_profile(prof, np.array([0.0]))[1][0]  # the run starts at rate(0)
+            elif tb <= 0.0:
+                continue
+            jump = abs(rate[1] - rate[0])
+            if jump > rtol * max(abs(rate[0]), abs(rate[1])):
+                out.append((name, float(tb), float(jump)))
+    return out

@@ -40,6 +40,12 @@ class SimulationResult:
     rows times the mechanism size, the gap they open at the mechanism's extent).
     warnings: regularised masses, dropped redundant constraints, projections of the initial
         rates, ...
+    kinetic_regularising (n_s,) J: the part of ``kinetic`` carried by the regularising masses
+        and inertias (``warnings``; 0 without), which the file's masses do not have: a freedom
+        without mass of its own moving much faster than the mechanism (a spring ringing on it)
+        shows here (:class:`~linkcli.core.dynamics.accuracy.EnergyBalanceCheck` judges it).
+    massless_springs: ``"spring 'tw' (links bob)"`` for each spring acting on a freedom without
+        inertia of its own (:func:`~linkcli.core.dynamics.modes.spring_modes` at t = 0).
     dt (s): the step used (``t_end`` divided into whole steps); newton_iterations: largest
     number of Newton iterations of a step; refined_steps: steps that failed or were implausible
     at dt and were recomputed as substeps (the saved grid is unchanged).
@@ -73,6 +79,8 @@ class SimulationResult:
     dt: float
     newton_iterations: int
     refined_steps: int = 0
+    kinetic_regularising: np.ndarray | None = None
+    massless_springs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -25,9 +25,10 @@ class SimulationResult:
     torsional_angle (rad, continuous), torsional_rate (rad/s), torsional_torque (N m on the
         child about the joint axis) (n_s, n_tors).
     reaction_force (N), reaction_moment (N m) (n_s, n_joints, 3): wrench that the joint exerts ON
-        ITS CHILD link, world frame, moment about the child's joint-frame origin; it includes the
-        torque/force of a motion driver on that joint (a torque driver is an applied load and is
-        not included). The parent receives the opposite. Statically indeterminate joints (see
+        ITS CHILD link from the joint's own constraint, world frame, moment about the child's
+        joint-frame origin; a driver's torque/force on that joint (motion or torque driver alike)
+        is not included: it is ``driver_force`` (see :mod:`.reactions`). The parent receives the
+        opposite. Statically indeterminate joints (see
         ``warnings``) get the minimum-norm split.
     driver_force (n_s, n_drivers): N m or N along the driven variable; motion drivers: the
         constraint force needed (inverse dynamics); torque drivers: the applied profile value.

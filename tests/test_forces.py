@@ -497,7 +497,6 @@ def test_pin_moments_in_the_joint_frame(name):
     P = mech.frame_names.index("coupler.P")  # a load, so that the massless spatial model has forces
     load = [ks.ExtraLoad(P, np.array([10.0, -50.0, 0.0]), np.zeros(3))]
     fr = ks.inverse_dynamics(mech, res.q, qd, qdd, extra_loads=load)
-    j0 = mech.joint_names.index("crank_pin")
     scale = np.abs(fr.reaction_force).max()
     assert np.abs(fr.driver_force[:, 0]).max() > 1e-3 * scale  # the driver carries a load
     assert np.abs(fr.reaction_moment_local[:, :, 2]).max() <= 1e-10 * scale  # every pin, crank_pin included

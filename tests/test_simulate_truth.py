@@ -20,6 +20,7 @@ import pytest
 from scipy.interpolate import CubicSpline
 
 from linkcli.compile import compile_mechanism
+from linkcli.core.assembly import assemble
 from linkcli.core.dynamics import simulate
 from linkcli.core.dynamics.bodies import REGULARISATION
 from linkcli.core.dynamics.modes import massless_freedoms, spring_modes
@@ -243,3 +244,16 @@ def test_the_step_check_of_a_spring_on_a_regularised_freedom_uses_the_regularisi
     omega = np.sqrt(10.0 / i_reg)  # the rod's share shifts it by ~1e-6 (see above): 3 digits are exact
     (w,) = [w for w in res.warnings if "too stiff for the step" in w]
     assert f"omega*dt = {omega * 1e-2:.3g} > 2" in w and "the regularising inertia" in w
+
+
+@pytest.mark.parametrize("name, free", [("slider_crank_spatial.yaml", ()), ("spherical_pendulum.yaml", ("rod",))])
+def test_a_rod_is_massless_only_where_its_joints_let_it_spin(name, free):
+    """Uniform rods have no inertia about their own axis: held by revolute joints (the spatial
+    slider-crank) that spin is not a freedom; on a ball joint (the spherical pendulum) it is."""
+    from test_dynamics_support import load
+
+    mech = load(name)
+    start = assemble(mech, mech.q_init[mech.q_actuated], mech.q_init)
+    setup, w, _ = prepare(mech, start.q, np.zeros(mech.n_q), 0.01, 1e-3)
+    G = all_rows(setup.model, w.pos, w.rot, setup.drv[1])[0]
+    assert massless_freedoms(mech, setup.model, G, w.rot) == free

@@ -44,12 +44,54 @@ def target_pose(mech: CompiledMechanism, values: list[float]) -> tuple[np.ndarra
     return tf.make_transform(R, np.asarray(values[:3]) * ls), len(values) == 6
 
 
+def check_target_mode(mech: CompiledMechanism, values: list[float], mode: str | None) -> None:
+    """Refuse a target and a ``--mode`` that contradict each other (AnalysisInputError, exit 2):
+    ``full`` without an orientation (it would be solved for angle 0 unasked), or an orientation
+    with ``position``/``xy`` (it would be ignored)."""
+    oriented = len(values) == (3 if mech.planar else 6)
+    given = ",".join(f"{v:g}" for v in values)
+    position = values[:2] if mech.planar else values[:3]
+    if mode == "full" and not oriented and len(values) == len(position):
+        example = ",".join(f"{v:g}" for v in position) + (",0" if mech.planar else ",0,0,0")
+        what = "ANGLE" if mech.planar else "ROLL,PITCH,YAW"
+        raise AnalysisInputError(
+            f"--target {given} --mode full: full mode fits the tool's orientation too, and this target gives "
+            f"none; add the orientation ({what} in {mech.angle_unit}, e.g. --target {example}) or use --mode "
+            "position")
+    if mode in ("position", "xy") and oriented:
+        rest = ",".join(f"{v:g}" for v in values[len(position):])
+        raise AnalysisInputError(
+            f"--target {given} --mode {mode}: {mode} mode fits the tool's position only, so the orientation "
+            f"{rest} {mech.angle_unit} would be ignored; drop it (--target {','.join(f'{v:g}' for v in position)}) "
+            "or use --mode full")
+
+
+def check_guess_limits(mech: CompiledMechanism, guess: dict[str, float], a0: np.ndarray) -> None:
+    """Refuse a ``--guess`` outside its joint's ``limits`` (AnalysisInputError, exit 2): the solver
+    keeps every joint within its limits, so it could not start there. ``a0`` (n_act,) SI."""
+    for k, i in enumerate(mech.q_actuated):
+        name = mech.q_names[i]
+        lo, hi = mech.q_lower[i], mech.q_upper[i]
+        if name not in guess or lo <= a0[k] <= hi:
+            continue
+        rot = bool(mech.q_is_rotation[i])
+        scale, unit = (mech.angle_scale, mech.angle_unit) if rot else (mech.length_scale, mech.length_unit)
+        lo_f, hi_f = lo / scale, hi / scale
+        nearest = lo_f if a0[k] < lo else hi_f
+        raise AnalysisInputError(
+            f"--guess {name}={guess[name]:g}: outside the joint's limits [{lo_f:g}, {hi_f:g}] {unit}; ik keeps "
+            f"every joint within its limits, so start inside them (e.g. --guess {name}={nearest:g})")
+
+
 def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutcome:
     """Solve every target in turn: one case per target, failed when not reached (``unreachable``
     and ``no_assembly`` events say why)."""
     if not req.targets:
         raise AnalysisInputError("give at least one --target")
+    for values in req.targets:  # every target checked before any is solved
+        check_target_mode(mech, values, req.mode)
     a0 = actuated_values(mech, req.guess, "--guess", default=mech.q_init[mech.q_actuated])
+    check_guess_limits(mech, req.guess, a0)
     start = configuration_at(mech, a0)  # the start in the assembly mode of the file's estimate
     q = start.q if start.status == 0 else mech.q_init.copy()
     rows = []

@@ -93,6 +93,20 @@ def parse_sweep(text: str) -> Sweep:
     return sweep
 
 
+def check_not_swept(values: dict[str, float], sweeps: list[Sweep], set_label: str = "--set",
+                    sweep_label: str = "--sweep") -> None:
+    """Refuse a variable given both a value (``values``, file units, as ``set_label``) and a
+    sweep (as ``sweep_label``): the sweep would drop the value silently (AnalysisInputError,
+    exit 2, naming both and the fix). Only for values and sweeps given together (a command
+    line, one batch job): a file's ``analysis.solve.set`` yields to a sweep given over it."""
+    for s in sweeps:
+        if s.name in values:
+            raise AnalysisInputError(
+                f"{set_label} {s.name}={values[s.name]:g} and {sweep_label} {s.name}={s.describe()} both give "
+                f"{s.name}: a swept variable takes the sweep's values, so the {set_label} would be dropped; "
+                f"give one of them (drop the {set_label}, or set another variable)")
+
+
 def finite_number(text: str) -> float:
     """``float(text)`` refusing nan and +-inf (ValueError), which no option of linkcli means."""
     value = float(text)

@@ -129,6 +129,16 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
     pos_err = np.array([np.linalg.norm(r.task_residual[np.asarray(_position_rows(mech, m))]) if ok else np.nan
                         for (_, m, r), ok in zip(rows, posed, strict=True)])
     table.add_length("", "position_error", pos_err)
+    # full mode fits the orientation too: its error is the rotation angle between the target's and
+    # the reached tool frame (|log(R_target^T R_reached)|, file angle unit; empty on rows that fit
+    # the position only); a column only when some target asks for an orientation
+    full = np.array([m == "full" for _, m, _ in rows]) & posed
+    orient_err = np.full(len(rows), np.nan)
+    if full.any():
+        R_target = np.array([target_pose(mech, v)[0][:3, :3] for v, _, _ in rows])
+        R_error = np.swapaxes(R_target[full], -1, -2) @ T_reached[full, :3, :3]
+        orient_err[full] = np.linalg.norm(tf.log_so3(R_error), axis=-1)
+        table.add_angle("", "orientation_error", orient_err)
     # one length (file unit): each loop's largest misfit, angular ones times the mechanism size
     gaps = loop_gaps(mech, np.array([r.q for _, _, r in rows]))
     table.add_length("", "loop_residual", gaps.max(axis=-1, initial=0.0))
@@ -136,12 +146,15 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
     table.add("", "status", "", [r.status.name.lower() for _, _, r in rows])
     failed = sum(r.status != IKStatus.CONVERGED for _, _, r in rows)
     events: list[Event] = []
-    for k, ((values, mode, r), err) in enumerate(zip(rows, pos_err, strict=True)):
+    for k, ((values, mode, r), err, turn) in enumerate(zip(rows, pos_err, orient_err, strict=True)):
         target = f"target {k + 1} ({', '.join(f'{v:g}' for v in values)})"
         if r.status == IKStatus.UNREACHABLE:
+            turned = (f" and turned {turn / mech.angle_scale:.9g} {mech.angle_unit} from it (orientation_error)"
+                      if np.isfinite(turn) else "")
             events.append(Event("unreachable", f"{target} is unreachable in {mode} mode: the closest pose reached is "
-                                f"{err / mech.length_scale:.9g} {mech.length_unit} away (position_error)", k,
-                                {"position_error_m": float(err)}))
+                                f"{err / mech.length_scale:.9g} {mech.length_unit} away (position_error){turned}", k,
+                                {"position_error_m": float(err)}
+                                | ({"orientation_error_rad": float(turn)} if np.isfinite(turn) else {})))
         elif r.status == IKStatus.NO_ASSEMBLY:
             events.append(Event("no_assembly", f"{target}: no pose closes the loops", k))
     table.metadata["events"] = [e.message for e in events]

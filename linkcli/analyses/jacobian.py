@@ -70,7 +70,8 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
         "status": STATUS_TEXT[Status(int(res.status))],
         # the requested values as asked (30, never 29.999999999999996 from a round trip through
         # radians, as solve echoes them); the others as solved, in file units
-        "configuration": {n: float(values[n]) if n in values else float(v / (mech.angle_scale if r else mech.length_scale))
+        "configuration": {n: float(values[n]) if n in values
+                          else float(v / (mech.angle_scale if r else mech.length_scale))
                           for n, v, r in zip(mech.q_names, res.q, mech.q_is_rotation, strict=True)},
         "singular_values": None if metrics is None else metrics.singular_values,
         "condition": None if metrics is None else metrics.condition,

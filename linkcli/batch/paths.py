@@ -197,5 +197,5 @@ def _set(node: Any, path: tuple, value: Any) -> Any:
     raise PathProblem(f"cannot set {key!r} in {_kind(node)}")  # check_settable() rules this out
 
 
-__all__ = ["ParameterPath", "PathProblem", "get_value", "check_settable", "nominal_number", "parameter_number", "parameter_unit",
-           "with_values"]
+__all__ = ["ParameterPath", "PathProblem", "get_value", "check_settable", "nominal_number", "parameter_number",
+           "parameter_unit", "with_values"]

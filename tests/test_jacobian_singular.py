@@ -91,3 +91,26 @@ def test_jacobian_echoes_requested_values_exactly(run_cli):
     assert r.exit_code == 0, r.output
     conf = json.loads(r.stdout)["metadata"]["configuration"]
     assert conf["joint3"] == -30.0 and conf["joint2"] == 10.1
+
+
+def test_estimate_values_echo_as_the_file_wrote_them(run_cli):
+    """Actuated values taken from the file's assembly estimate (planar_3r: shoulder 30) echo as 30,
+    in fk's input column and jacobian's configuration, not 29.999999999999996."""
+    r = run_cli("fk", ARM, "-f", "csv")
+    assert r.exit_code == 0, r.output
+    header, row = r.stdout.splitlines()[:2]
+    assert dict(zip(header.split(","), row.split(","), strict=True))["shoulder.q [deg]"] == "30.0"
+    r = run_cli("jacobian", ARM, "-f", "json")
+    assert json.loads(r.stdout)["metadata"]["configuration"]["shoulder"] == 30.0
+
+
+@pytest.mark.parametrize("scale", [np.pi / 180, 0.0254, 1e-3, 0.3048, 1.0])
+def test_file_value_is_the_written_decimal_and_never_another_si_value(scale):
+    from linkcli.analyses.inputs import file_value
+
+    for written in (30.0, -150.0, 0.1, 12.345678901, 1e-5, 7.0e4, 45.5):
+        si = written * scale  # as compile converts a file value
+        assert file_value(si, scale) == written
+    for si in (0.123456789012345678, np.pi, 1 / 3):  # not from a short decimal: unchanged bits
+        v = file_value(si, scale)
+        assert v * scale == si or v == si / scale

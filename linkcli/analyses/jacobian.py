@@ -22,7 +22,7 @@ from ..core.mobility import mobility_report
 from ..core.sweep import configuration_at
 from ..errors import AnalysisInputError
 from ..results import ResultTable
-from .inputs import actuated_scale, actuated_values, fallback_note, format_inputs, unreached_message
+from .inputs import actuated_scale, actuated_values, fallback_note, file_value, format_inputs, unreached_message
 from .outcome import AnalysisOutcome, Event
 
 
@@ -71,7 +71,7 @@ def run_jacobian(mech: CompiledMechanism, values: dict[str, float], frame: str =
         # the requested values as asked (30, never 29.999999999999996 from a round trip through
         # radians, as solve echoes them); the others as solved, in file units
         "configuration": {n: float(values[n]) if n in values
-                          else float(v / (mech.angle_scale if r else mech.length_scale))
+                          else file_value(v, mech.angle_scale if r else mech.length_scale)
                           for n, v, r in zip(mech.q_names, res.q, mech.q_is_rotation, strict=True)},
         "singular_values": None if metrics is None else metrics.singular_values,
         "condition": None if metrics is None else metrics.condition,

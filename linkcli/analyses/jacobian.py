@@ -6,7 +6,10 @@ revolute input. Per actuated variable X, ``X.dv_dq [m/deg]`` holds the linear-ve
 ``X.dw_dq [deg/deg]`` the angular ones (each empty on the other's rows): one unit per column.
 The metrics (singular values, condition number, manipulability) are of the
 dimensionless Jacobian (:func:`~linkcli.core.jacobian.homogenized_jacobian`, characteristic
-length in the metadata), so they are the same in every unit system.
+length in the metadata), so they are the same in every unit system. A rank-deficient
+dimensionless Jacobian (condition above SINGULAR_CONDITION) is flagged (``singular``, ``rank``,
+``lost_directions``) and warned about as a ``singular_point`` event; the configuration is still
+solved (status ok), as solve keeps its rows at a dead centre.
 """
 
 from __future__ import annotations

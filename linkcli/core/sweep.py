@@ -437,6 +437,8 @@ def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray
             res = assemble(mech, a0, q_start, tol=tol)
             return np.asarray(res.q if res.status == Status.CONVERGED else q_start, dtype=np.float64), False
         q = np.asarray(start.q, dtype=np.float64)
+    else:  # found by assembly too: passive angles nearest the estimate, as ``assemble`` (and _home) gives them
+        q = np.ascontiguousarray(nearest_turn(mech, q, q_start, passive_only=True), dtype=np.float64)
     if np.array_equal(a, a0):
         return q, True
     if np.max(np.abs(a0 - a) / _input_step_limit(mech, max_step)) <= 1.0:

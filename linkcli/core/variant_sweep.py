@@ -195,6 +195,7 @@ class VariantKernel:
     # -- the sweep ----------------------------------------------------------------------------
     def sweep(self, g: VariantGeometry, v: int, Q_act: np.ndarray, q_start: np.ndarray, tol: float) -> VariantSweep:
         """Variant v's sweep along Q_act (n, n_act) SI from the estimate q_start (n_q,)."""
+        from . import sweep as sw
         from . import sweep_kernel as pk
 
         n, n_q, n_l = len(Q_act), self.mech.n_q, self.mech.n_loops
@@ -216,6 +217,10 @@ class VariantKernel:
         reassembled = np.zeros(n + 1, dtype=np.bool_)
         pk.sweep(self.mi, g.mf[v], wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), rules.MAX_ITER,
                  q, status, resid, worst, cond, det, reassembled)
+        if status[0] == Status.CONVERGED:
+            # the whole-turn rule of solve_sweep's first point (assembled at the estimate's own
+            # inputs: passive angles nearest the estimate), the run continued from it shifted alike
+            sw._shift_turns(self.mech, q, 0, n + 1, q_start)
         clean = bool(np.all(status == Status.CONVERGED) and not reassembled.any()
                      and det[1] != 0.0 and np.all(det[1:] == det[1]) and np.all(cond[1:] <= SINGULAR_CONDITION))
         return VariantSweep(q[1:], status[1:], resid[1:], cond[1:], det[1:], clean)

@@ -18,9 +18,12 @@ prepended to the path as a coarse point of its own, so the kernel's first-point 
 (Newton from ``q_start``) and coarse continuation (tangent predictor, corrector, bisection)
 carry the branch to the first input -- the same algorithm as ``solve_sweep``'s first point when Newton from
 the estimate converges and the continuation needs no restart (equal to rounding: ~1e-15 rad
-measured). ``VariantSweep.clean`` says where that holds and nothing else happened that an
-analysis reports (every point converged, no reassembly, no sign change of det J_p, no singular
-point); callers take the general path (``solve_sweep`` and the full analysis) for the others.
+measured); the rows are then shifted by the whole turns that bring the assembly at the
+estimate's inputs nearest the estimate, as ``solve_sweep`` takes it (the whole-turn rule:
+Newton from a poor estimate can converge whole turns away). ``VariantSweep.clean`` says where
+that holds and nothing else happened that an analysis reports (every point converged, no
+reassembly, no sign change of det J_p, no singular point); callers take the general path
+(``solve_sweep`` and the full analysis) for the others.
 
 Figures of the variants come from :meth:`VariantKernel.link_poses`,
 :meth:`~VariantKernel.frame_positions` and :meth:`~VariantKernel.transmission_angles`: the

@@ -35,6 +35,7 @@ tests/test_study_fast_path.py checks them against the 4x4 functions on random va
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -123,6 +124,9 @@ class VariantKernel:
         self._step_joint = np.array([j for _, _, j, _ in self._steps], dtype=int)
         self._step_forward = np.array([f for _, _, _, f in self._steps], dtype=bool)
         self.loops = fourbar_loops(mech)  # topology only: lengths come per variant
+        rot = np.array(mech.q_is_rotation, dtype=bool)
+        rot[mech.q_actuated] = False
+        self._turn_cols = np.flatnonzero(rot).tolist()  # passive rotation variables (whole-turn rule)
 
     # -- geometry ---------------------------------------------------------------------------
     def geometry(self, T_link_frame: np.ndarray, T_parent_joint: np.ndarray,
@@ -220,9 +224,12 @@ class VariantKernel:
         reassembled = np.zeros(n + 1, dtype=np.bool_)
         pk.sweep(self.mi, g.mf[v], wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), rules.MAX_ITER,
                  q, status, resid, worst, cond, det, reassembled)
-        if status[0] == Status.CONVERGED:
+        first, est = q[0].tolist(), q_start.tolist()
+        if status[0] == Status.CONVERGED and any(abs(first[k] - est[k]) > math.pi for k in self._turn_cols):
             # the whole-turn rule of solve_sweep's first point (assembled at the estimate's own
-            # inputs: passive angles nearest the estimate), the run continued from it shifted alike
+            # inputs: passive angles nearest the estimate), the run continued from it shifted
+            # alike (only when some angle is more than half a turn away: the common case costs
+            # this test, a few Python operations, instead of the shift's numpy calls)
             sw._shift_turns(self.mech, q, 0, n + 1, q_start)
         clean = bool(np.all(status == Status.CONVERGED) and not reassembled.any()
                      and det[1] != 0.0 and np.all(det[1:] == det[1]) and np.all(cond[1:] <= SINGULAR_CONDITION))

@@ -96,6 +96,9 @@ def test_a_one_row_spike_among_10_000_rows_is_kept_and_drawn(fourbar_path):
     (line,) = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label() == "at joint B"]
     assert np.max(line.get_ydata()) == 179.5 and np.min(line.get_ydata()) == 0.5
     assert len(line.get_xdata()) == rows.n
+    # the coupler path through the kept rows: a line (their uneven steps are not a grid's jumps)
+    path = next(ln for ax in fig.axes for ln in ax.get_lines() if ln.get_gid() == "path:coupler.P")
+    assert path.get_linestyle() == "-" and len(path.get_xdata()) == rows.n
 
 
 @pytest.fixture
@@ -140,18 +143,21 @@ def test_solve_plot_columns_of_a_long_sweep(run_cli, fourbar_path, tmp_path, no_
         assert x[0] == 0.0 and x[-1] == 360.0
 
 
-def test_solve_plot_of_a_long_grid_keeps_its_dots_and_axes(run_cli, tmp_path, no_whole_table):
+@pytest.mark.parametrize("whole_rows", [100_000, 5_000])
+def test_solve_plot_of_a_grid_keeps_its_dots_and_axes(run_cli, tmp_path, monkeypatch, whole_rows):
+    """A grid's dots are drawn whole up to GRID_WHOLE_ROWS rows (read again and joined),
+    decimated beyond (each series' range kept; the table is never joined)."""
     pytest.importorskip("matplotlib")
     from linkcli.plot import figures
 
+    monkeypatch.setattr(figures, "GRID_WHOLE_ROWS", whole_rows)
     saved = []
     real = figures.save_figure
-    figures.save_figure = lambda fig, path, dpi=100: (saved.append(fig), real(fig, path, dpi=dpi))
-    try:
-        r = run_cli("solve", MECH / "fivebar.yaml", "--sweep", "O1=45:135:n101", "--sweep", "O5=45:135:n101",
-                    "-o", tmp_path / "g.npz", "--plot", tmp_path / "g.png", "-q")
-    finally:
-        figures.save_figure = real
+    monkeypatch.setattr(figures, "save_figure", lambda fig, path, dpi=100: (saved.append(fig), real(fig, path, dpi)))
+    if whole_rows < 101 * 101:
+        monkeypatch.setattr(TableStream, "materialize", lambda self: pytest.fail("solve --plot joined the table"))
+    r = run_cli("solve", MECH / "fivebar.yaml", "--sweep", "O1=45:135:n101", "--sweep", "O5=45:135:n101",
+                "-o", tmp_path / "g.npz", "--plot", tmp_path / "g.png", "-q")
     assert r.exit_code == 0, r.output
     from linkcli.io.writers import read_table_npz
 
@@ -163,6 +169,12 @@ def test_solve_plot_of_a_long_grid_keeps_its_dots_and_axes(run_cli, tmp_path, no
     assert a.get_linestyle() == "None" and a.get_marker() == "."  # a grid of inputs: dots, as without decimation
     assert any("O1 [deg]" in ax.get_xlabel() for ax in fig.axes)
     assert "O5" in lines  # the second swept input is a plotted joint variable
+    path = next(ln for ax in fig.axes for ln in ax.get_lines() if ln.get_gid() == "path:link3.P")
+    assert path.get_linestyle() == "None"  # the effector's points over the grid: dots too
     y = a.get_ydata()
     assert (np.nanmin(y), np.nanmax(y)) == (np.nanmin(whole["A.q [deg]"]), np.nanmax(whole["A.q [deg]"]))
-    assert len(y) < whole.n / 2
+    if whole_rows >= whole.n:
+        np.testing.assert_array_equal(a.get_xdata(), whole["O1.q [deg]"])  # every dot
+        np.testing.assert_array_equal(y, whole["A.q [deg]"])
+    else:
+        assert len(y) < whole.n / 2

@@ -168,12 +168,14 @@ def solve_figure(mech: CompiledMechanism, table, *, x_name: str | None = None, l
         gs = fig.add_gridspec(len(panels), 2, width_ratios=(1.25, 1.0))
         ax = add_scene_axes(fig, scene, gs[:, 0])
         cells = [gs[k, 1] for k in range(len(panels))]
-    draw_scene(ax, scene, labels=labels, path=path)
+    dots = len(swept_inputs(mech, q)) > 1  # a grid of inputs: points, not lines
+    # decimated rows are not equally spaced: their steps tell nothing of a grid, the inputs do
+    decimated = table.metadata.get("plot_rows", {}).get("kept") != table.metadata.get("plot_rows", {}).get("rows")
+    draw_scene(ax, scene, labels=labels, path=path, path_dots=dots if decimated else None)
     set_limits(ax, scene, extra=path, view=view)
     ax.set_title(wrap_title(title), fontsize=10)
     ax.legend(loc="best", fontsize=8)
     x = np.asarray(table[_q_header(mech, xi)], float)
-    dots = len(swept_inputs(mech, q)) > 1  # a grid of inputs: points, not lines
     xlabel = f"input {_q_header(mech, xi).replace('.q ', ' ')}"
     axes = []
     for k, (panel, cell) in enumerate(zip(panels, cells, strict=True)):
@@ -408,14 +410,28 @@ def solve_plot_rows(mech: CompiledMechanism, table, *, columns: Sequence[str] | 
     (:func:`_solve_series` says which), all columns of the kept rows. A table of at most
     ``4 * buckets`` rows is returned whole: its figure is the one of every row.
 
+    A grid of inputs (several inputs vary) is drawn as dots, whose picture is every dot, not
+    each bucket's extremes: a grid of at most :data:`GRID_WHOLE_ROWS` rows is returned whole
+    (read a second time), a longer one decimated like a sweep (each series' range over every
+    run of consecutive rows is kept, the dots inside it are not).
+
     What the decimated figure draws from the kept rows instead of every row: the symbol sizes
     (the extent of the link points over the kept configurations: within a bucket's motion of
-    the whole sweep's), the coupler path and the lines between the kept rows (M4: at one bucket
-    per pixel column, the picture of every row), and a grid's dots (each bucket's extremes and
-    end rows, not every dot)."""
+    the whole sweep's) and the coupler path and lines between the kept rows (M4: at one bucket
+    per pixel column, the picture of every row)."""
     from .decimate import PLOT_BUCKETS, decimate_rows
 
-    return decimate_rows(table, _solve_series(mech, columns), buckets or PLOT_BUCKETS)
+    keys = _solve_series(mech, columns)
+    rows = decimate_rows(table, keys, buckets or PLOT_BUCKETS)
+    if rows.n < table.n <= GRID_WHOLE_ROWS and len(swept_inputs(mech, q_from_table(mech, rows))) > 1:
+        # (the kept rows hold every input's extremes: they tell a grid as every row does)
+        rows = decimate_rows(table, keys, -(-table.n // 4))  # at most 4 rows per bucket: every row
+    return rows
+
+
+#: rows of a grid of inputs drawn whole (dots) by a solve figure: ~30 MB of a planar five-bar's
+#: table (30 columns), a 316 x 316 grid
+GRID_WHOLE_ROWS = 100_000
 
 
 # --- simulate -----------------------------------------------------------------------------------

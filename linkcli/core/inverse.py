@@ -22,6 +22,16 @@ from .loop_closure import constraints, mechanism_size
 from .mechanism import CompiledMechanism
 
 
+# An attempt that closes its loops stops where the scaled gradient (:func:`_stationarity`) falls
+# below this: a local minimum of the task error. Damped Gauss-Newton converges only linearly
+# towards a singular closest pose (the cosine halves per step or so), and the step length there
+# never falls below a test on it: attempts at an unreachable target ran until the damping blew up
+# (~50-200 iterations each, nine attempts per target). The polish (SLSQP) finishes the minimum;
+# the distance is stationary there, so its error is ~gtol^2 of the mechanism's size even if the
+# polish cannot improve it.
+GTOL_ATTEMPT = 1e-6
+
+
 class IKStatus(IntEnum):
     CONVERGED = 0
     UNREACHABLE = 1  # least-squares minimum with a task residual above tolerance
@@ -60,6 +70,8 @@ def _task(mech, q, T_target, rows):
     ev = constraints(mech, q)
     T = effector_pose(mech, ev.kin.T_world_link)
     J6 = _point_jacobian(ev.kin.J_link[mech.frame_link[mech.effector_frame]], T[:3, 3])
+    if rows[-1] < 3:  # position rows only: the orientation error (a third of the cost) is not needed
+        return (T[:3, 3] - T_target[:3, 3])[rows], J6[rows], ev, T
     phi = tf.log_so3(T_target[:3, :3].T @ T[:3, :3])
     e = np.concatenate([T[:3, 3] - T_target[:3, 3], phi])
     Jr = np.concatenate([J6[:3], tf.right_jacobian_inv_so3(phi) @ T[:3, :3].T @ J6[3:]])
@@ -132,10 +144,14 @@ def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows
     w = _task_weights(mech, rows)
     scale = np.tile(np.array([1 / L, 1 / L, 1.0]) if mech.planar else np.array([1 / L] * 3 + [1.0] * 3), mech.n_loops)
 
+    # the objective relative to its start, so SLSQP's stop on its change is relative: started near
+    # the minimum, an absolute test stopped it at once, with the start's distance error (~1e-12)
+    f_start = max(0.5 * _task_norm(mech, start, rows) ** 2, 1e-300)
+
     def objective(q):
         e, Jt, _, _ = _task(mech, q, T_target, rows)
         r = e * w
-        return 0.5 * float(r @ r), (Jt * w[:, None]).T @ r
+        return 0.5 * float(r @ r) / f_start, (Jt * w[:, None]).T @ r / f_start
 
     cons = []
     if mech.n_constraints:
@@ -143,11 +159,13 @@ def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows
                  "jac": lambda q: constraints(mech, q).J * scale[:, None]}]
     bounds = [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
               for lo, hi in zip(mech.q_lower, mech.q_upper, strict=True)]
-    # ftol: SLSQP stops when the objective changes by less than this; 1e-30 leaves the stop to
-    # its own optimality test and maxiter (the objective is ~distance^2, so distance is then
-    # resolved to far below 1e-9)
+    # ftol: SLSQP stops when the objective (~ (distance / size)^2 / 2) changes by less than this,
+    # the step is shorter and the summed constraint violation (scaled by the size) is below it.
+    # It must sit above the rounding floor of that sum (~1e-16 per constraint row): at 1e-30 (or
+    # 1e-18) the five-bar never met it and ran all 500 iterations (~10 s), at 1e-14 it stops
+    # after ~20 with the distance exact to 1e-15
     res = minimize(objective, start.q, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
-                   options={"ftol": 1e-30, "maxiter": 500})
+                   options={"ftol": 1e-14 * (1 + mech.n_constraints), "maxiter": 500})
     q = np.clip(res.x, mech.q_lower, mech.q_upper)
     e, _, ev, T = _task(mech, q, T_target, rows)
     if _loop_err(ev.r, L) >= 1e3 * tol or float(np.linalg.norm(e * w)) >= _task_norm(mech, start, rows):
@@ -160,7 +178,7 @@ def _score(r: IKResult) -> float:
     return float(np.abs(r.task_residual).max(initial=0.0) + r.loop_residual)
 
 
-def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
+def _attempt(mech, T_target, q, rows, tol, max_iter, gtol=GTOL_ATTEMPT) -> IKResult:
     """Equality-constrained Levenberg-Marquardt: each step minimises the linearised task error
     plus damping subject to the linearised loop closure (a KKT system, solved in least squares
     so redundant constraints are harmless). Steps that do not lower the merit are damped."""
@@ -194,10 +212,30 @@ def _attempt(mech, T_target, q, rows, tol, max_iter) -> IKResult:
             break
         if lam > 1e8:
             break
+        if _loop_err(ev.r, L) < tol and _stationarity(mech, q, Jt * w_task[:, None], e * w_task, ev.J) < gtol:
+            break  # a closed pose where no feasible direction lowers the task error: a local minimum
     loop_ok = _loop_err(ev.r, L) < 1e3 * tol
     task_ok = _max(e * w_task) < 100 * tol
     status = IKStatus.CONVERGED if task_ok and loop_ok else (IKStatus.UNREACHABLE if loop_ok else IKStatus.NO_ASSEMBLY)
     return IKResult(q, status, -e, _max(ev.r), it, T, len(rows), 0)
+
+
+def _stationarity(mech: CompiledMechanism, q: np.ndarray, A: np.ndarray, r: np.ndarray, Jc: np.ndarray) -> float:
+    """First-order optimality of 0.5 |r|^2 at ``q`` on the loop closure within the limits, scaled
+    as MINPACK's ``gtol``: |P g| / (|A| |r|), ``g = A^T r`` the gradient (``A`` (n_task, n_q) the
+    weighted task Jacobian, ``r`` the weighted residual), ``P`` the projection onto the feasible
+    directions: variables at a limit that the descent direction would push out are held, the
+    rest projected onto the null space of the loop-closure Jacobian ``Jc`` (n_c, n_q). Zero at a
+    stationary point; it falls only linearly there when the pose is singular (an arm stretched
+    towards an unreachable target), where the step length does not (see :func:`_attempt`)."""
+    g = A.T @ r
+    held = ((q <= mech.q_lower) & (g > 0)) | ((q >= mech.q_upper) & (g < 0))
+    g = np.where(held, 0.0, g)
+    if Jc.shape[0]:
+        Jf = np.where(held, 0.0, Jc)
+        g = g - Jf.T @ np.linalg.lstsq(Jf.T, g, rcond=1e-13)[0]
+    scale = float(np.linalg.norm(A) * np.linalg.norm(r))
+    return float(np.linalg.norm(g)) / scale if scale > 0 else 0.0
 
 
 def _project_loops(mech: CompiledMechanism, q: np.ndarray, tol: float, max_iter: int = 12) -> np.ndarray:

@@ -21,7 +21,6 @@ from .jacobian import _point_jacobian
 from .loop_closure import _residual_jacobian, constraints, mechanism_size
 from .mechanism import CompiledMechanism
 
-
 # An attempt that closes its loops stops where the scaled gradient (:func:`_stationarity`) falls
 # below this: a local minimum of the task error. Damped Gauss-Newton converges only linearly
 # towards a singular closest pose (the cosine halves per step or so), and the step length there

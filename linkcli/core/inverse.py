@@ -156,15 +156,31 @@ def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows
     # the minimum, an absolute test stopped it at once, with the start's distance error (~1e-12)
     f_start = max(0.5 * _task_norm(mech, start, rows) ** 2, 1e-300)
 
+    last: dict = {}
+
+    def task_at(q):  # one tree pass per point for the objective, the constraints and their Jacobians
+        if last.get("q") is None or not np.array_equal(last["q"], q):
+            last["q"], last["task"] = np.array(q), _task(mech, q, T_target, rows)
+        return last["task"]
+
     def objective(q):
-        e, Jt, _, _ = _task(mech, q, T_target, rows)
+        e, Jt, _, _ = task_at(q)
         r = e * w
         return 0.5 * float(r @ r) / f_start, (Jt * w[:, None]).T @ r / f_start
 
+    def stop_when_stationary(q):
+        # SLSQP reaches the minimum in a few iterations, then its quasi-Newton updates of rounding
+        # noise can wander on (a four-bar's: 3 iterations to a scaled gradient of 3e-17, then 20
+        # more and 140 evaluations at distances equal to 1e-15); a pose within 1e-10 of
+        # stationary (~1e-10 rad from the minimum) is done
+        e, Jt, ev, _ = task_at(q)
+        if _loop_err(ev.r, L) < tol and _stationarity(mech, q, Jt * w[:, None], e * w, ev.J) < 1e-10:
+            raise StopIteration
+
     cons = []
     if mech.n_constraints:
-        cons = [{"type": "eq", "fun": lambda q: constraints(mech, q, jacobian=False).r * scale,
-                 "jac": lambda q: constraints(mech, q).J * scale[:, None]}]
+        cons = [{"type": "eq", "fun": lambda q: task_at(q)[2].r * scale,
+                 "jac": lambda q: task_at(q)[2].J * scale[:, None]}]
     bounds = [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi)
               for lo, hi in zip(mech.q_lower, mech.q_upper, strict=True)]
     # ftol: SLSQP stops when the objective (~ (distance / size)^2 / 2) changes by less than this,
@@ -173,7 +189,7 @@ def _polish(mech: CompiledMechanism, T_target: np.ndarray, start: IKResult, rows
     # 1e-18) the five-bar never met it and ran all 500 iterations (~10 s), at 1e-14 it stops
     # after ~20 with the distance exact to 1e-15
     res = minimize(objective, start.q, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
-                   options={"ftol": 1e-14 * (1 + mech.n_constraints), "maxiter": 500})
+                   callback=stop_when_stationary, options={"ftol": 1e-14 * (1 + mech.n_constraints), "maxiter": 500})
     q = np.clip(res.x, mech.q_lower, mech.q_upper)
     e, _, ev, T = _task(mech, q, T_target, rows)
     if _loop_err(ev.r, L) >= 1e3 * tol or float(np.linalg.norm(e * w)) >= _task_norm(mech, start, rows):

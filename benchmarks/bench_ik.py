@@ -63,6 +63,7 @@ def curve_point(mech) -> list[float]:
 
 def in_process(repeat: int) -> dict:
     """Medians of run_ik per case (this process's linkcli), as a JSON-able dict."""
+    import linkcli
     from linkcli.analyses.ik import IKRequest, run_ik
     from linkcli.compile import compile_mechanism
     from linkcli.io.loader import load_mechanism
@@ -86,15 +87,17 @@ def in_process(repeat: int) -> dict:
             row[f"{kind}_cpu_s"] = statistics.median(t[0] for t in ts)
             row[f"{kind}_wall_s"] = statistics.median(t[1] for t in ts)
         out[name] = row
+    out["linkcli"] = str(Path(linkcli.__file__).parent)
     return out
 
 
 def child(tree: Path, args: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
-    """Run ``python args`` with ``tree`` first on PYTHONPATH: (result, CPU s, wall s)."""
+    """Run ``python args`` in ``tree`` with it on PYTHONPATH (``python -m`` puts the working
+    directory first on sys.path): (result, CPU s, wall s)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    res = subprocess.run([PY, *args], cwd=REPO, env=env, capture_output=True, text=True)
+    res = subprocess.run([PY, *args], cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return res, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
@@ -127,7 +130,9 @@ def main() -> None:
         print(f"\n[{label}: {tree}] in process, run_ik, medians of {args.repeat} (load {os.getloadavg()[0]:.2f})")
         print(f"{'mechanism':18s} {'reachable':>16s} {'unreachable':>16s} {'ratio CPU':>9s} {'wall':>7s}  "
               f"{'iterations':>10s}  distance (closed form)")
-        for name, r in json.loads(res.stdout).items():
+        measured = json.loads(res.stdout)
+        print(f"(linkcli from {measured.pop('linkcli')})")
+        for name, r in measured.items():
             exact = f"{r['distance_m']:.15g}" + (f" ({r['exact_m']:.15g})" if r["exact_m"] is not None else "")
             print(f"{name:18s} {1e3 * r['reachable_cpu_s']:8.1f} ms CPU {1e3 * r['unreachable_cpu_s']:8.1f} ms CPU "
                   f"{r['unreachable_cpu_s'] / r['reachable_cpu_s']:8.1f}x "
@@ -141,7 +146,7 @@ def main() -> None:
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
         for _ in range(args.rounds if not args.grid else 1):
             for name, targets in commands.items():
-                cmd = ["-m", "linkcli", "ik", "mechanisms/fivebar.yaml", *targets, "-q", "-f", "csv"]
+                cmd = ["-m", "linkcli", "ik", str(REPO / "mechanisms" / "fivebar.yaml"), *targets, "-q", "-f", "csv"]
                 res, cpu, wall = child(tree, cmd)
                 if res.returncode not in (0, 1):
                     sys.exit(f"{label}: linkcli ik failed ({res.returncode}):\n{res.stderr}")

@@ -255,14 +255,17 @@ def _attempts(mech, T_target, q, rows, tol, max_iter, gtol=GTOL_ATTEMPT, first_s
         merit_n = _merit(e_n * w_task, ev_n.r, L)
         better = merit_n < merit[a]
         b = a[better]
+        slow = ~better | (merit_n > 0.99 * merit[a])  # this step lowered the merit by under 1 %
         crawl[b] |= merit_n[better] > 0.999 * merit[b]
         q[b], e[b], Jt[b], r[b], Jc[b], T[b], merit[b] = (q_new[better], e_n[better], Jt_n[better], ev_n.r[better],
                                                           ev_n.J[better], T_n[better], merit_n[better])
         lam[a] = np.where(better, np.maximum(lam[a] * 0.3, 1e-12), lam[a] * 10.0)
         closed = _loop_err(r[a], L) < tol
         done = (it[a] >= max_iter) | (closed & (_max(e[a] * w_task) < tol)) | (lam[a] > 1e8)
-        for j in np.flatnonzero(~done & closed):
-            i = a[j]  # a closed pose where no feasible direction lowers the task error: a local minimum
+        for j in np.flatnonzero(~done & closed & slow):
+            # a closed pose where no feasible direction lowers the task error, and the steps no
+            # longer do: a local minimum (not a near-stationary point passed on the way)
+            i = a[j]
             done[j] = _stationarity(mech, q[i], Jt[i] * w_task[:, None], e[i] * w_task, Jc[i]) < gtol
         # loops still open and the merit down by less than 1e-4 in 10 accepted steps: stalled
         # short of assembly (a Stephenson six-bar restart crawled 200 iterations at a loop gap of

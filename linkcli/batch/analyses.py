@@ -37,13 +37,14 @@ def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
 def solve_request(loaded, options, many: bool = False):
     """The :class:`~linkcli.analyses.solve.SolveRequest` of a solve job: the job's options
     merged over the file's ``analysis.solve`` (the study fast path builds the same one)."""
-    from ..analyses.inputs import Sweep
+    from ..analyses.inputs import Sweep, check_not_swept
     from ..analyses.solve import request_from_defaults
 
     req = request_from_defaults(loaded.model.analysis.solve)
     given = _given(options)
     if given & {"sweep", "set"}:
         req = replace(req, sweeps=[Sweep(n, r.from_, r.to, r.step, r.num) for n, r in options.sweep.items()])
+        check_not_swept(dict(options.set), req.sweeps, "options.set", "options.sweep")  # as the commands
     req = replace(req, set={**req.set, **options.set}, rates={**req.rates, **options.rates},
                   accelerations={**req.accelerations, **options.accelerations},
                   mode=options.mode if "mode" in given else req.mode,
@@ -76,25 +77,35 @@ def simulate_request(loaded, options):
     return replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
 
 
-def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
+def run_simulate_job(mech, loaded, options, many: bool = False, scratch_dir: str | None = None) -> Outcome:
+    """The simulation streamed as the ``linkcli simulate`` command runs it
+    (:func:`~linkcli.analyses.simulate.simulate_stream`: rows tabulated chunk by chunk into a
+    scratch file in ``scratch_dir``, default the system's temporary directory), so a long run
+    never holds its table: the outcome's table is a StreamedColumns (the blocks, bit
+    for bit those of :func:`~linkcli.analyses.simulate.run_simulate`'s table, for the writers;
+    one column at a time for the job's figures and checks, :mod:`linkcli.batch.streamed`)."""
     try:
-        from ..analyses.simulate import run_simulate
+        from ..analyses.simulate import simulate_stream
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
     req = simulate_request(loaded, options)
     # many: a worker runs many jobs and cannot switch from interpreted to compiled kernels later
-    return run_simulate(mech, req, loaded, many=True)
+    from .streamed import StreamedColumns
+
+    outcome = simulate_stream(mech, req, loaded, many=True, scratch_dir=scratch_dir)
+    return outcome if outcome.table is None else replace(outcome, table=StreamedColumns(outcome.table))
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
 def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.forces import request_from_defaults, run_forces
-    from ..analyses.inputs import Sweep
+    from ..analyses.inputs import Sweep, check_not_swept
 
     req = request_from_defaults(loaded.model)
     given = _given(options)
     if given & {"sweep", "set"}:
         req = replace(req, sweeps=[Sweep(n, r.from_, r.to, r.step, r.num) for n, r in options.sweep.items()])
+        check_not_swept(dict(options.set), req.sweeps, "options.set", "options.sweep")  # as the commands
     req = replace(req, set={**req.set, **options.set}, speeds={**req.speeds, **options.speed},
                   accelerations={**req.accelerations, **options.accelerations},
                   static=options.static if "static" in given else req.static,
@@ -152,13 +163,21 @@ def probe_columns(name: str, mech, loaded, options) -> list[str] | None:
     return outcome.table.headers() if outcome.table is not None else None
 
 
-def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcome:
+#: analyses whose runner streams its table through a scratch file (``scratch_dir``)
+STREAMED = frozenset({"simulate"})
+
+
+def run_analysis(name: str, mech, loaded, options, many: bool = False, scratch_dir: str | None = None) -> Outcome:
+    """``ANALYSES[name]``'s outcome; ``scratch_dir``: where a streamed analysis (:data:`STREAMED`)
+    keeps its rows until they are written (default: the system's temporary directory)."""
     try:
         runner = ANALYSES[name]
     except KeyError:
         raise AnalysisUnavailable(f"unknown analysis '{name}'; this linkcli has: {', '.join(ANALYSES)}") from None
+    if name in STREAMED:
+        return runner(mech, loaded, options, many=many, scratch_dir=scratch_dir)
     return runner(mech, loaded, options, many=many)
 
 
-__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis", "simulate_request",
-           "solve_request"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "STREAMED", "AnalysisUnavailable",
+           "run_analysis", "simulate_request", "solve_request"]

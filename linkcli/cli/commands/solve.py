@@ -53,31 +53,33 @@ def build_request(model, *, set_: list[str] | None, sweep: list[str] | None, zip
     compiled mechanism: values with units in --set/--rate/--acceleration)."""
     from dataclasses import replace
 
-    from linkcli.analyses.inputs import parse_sweep
+    from linkcli.analyses.inputs import check_not_swept, parse_sweep
     from linkcli.analyses.solve import request_from_defaults
 
     req = request_from_defaults(model.analysis.solve)
     sweeps = [parse_sweep(s) for s in sweep or []]
+    set_values = _pairs(set_, "--set", mech)
+    check_not_swept(set_values, sweeps)  # --set and --sweep of one variable: refused, not dropped
     if sweeps or set_ or not use_file_sweep:
         req = replace(req, sweeps=sweeps)
     frames = [f.strip() for f in output_frames.split(",") if f.strip()] if output_frames else req.output_frames
-    return replace(req, set={**req.set, **_pairs(set_, "--set", mech)},
+    return replace(req, set={**req.set, **set_values},
                    rates={**req.rates, **_pairs(rate, "--rate", mech)},
                    accelerations={**req.accelerations, **_pairs(acceleration, "--acceleration", mech)},
                    mode="zip" if zip_ else req.mode, output_frames=frames)
 
 
 def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, plot=None, plot_columns=None) -> None:
-    from linkcli.analyses.solve import run_solve, solve_stream
+    from linkcli.analyses.solve import solve_stream
 
     columns = _check_plot(plot, plot_columns)  # --plot
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, use_file_sweep=use_file_sweep, mech=mech, **options)
-    # without --plot the table is computed block by block as it is written (bounded memory);
-    # a plot needs the whole table
-    outcome = run_solve(mech, req, loaded) if plot is not None else solve_stream(mech, req, loaded)
+    # the table is computed block by block as it is written (bounded memory); --plot reads the
+    # blocks again and draws M4-decimated rows (linkcli.plot.decimate), never the whole table
+    outcome = solve_stream(mech, req, loaded)
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")

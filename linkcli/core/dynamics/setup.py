@@ -4,7 +4,7 @@ massless links where needed, the independent constraint rows and consistent velo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,8 @@ class Setup:
     col_scale: np.ndarray
     warnings: list
     redundant: bool  # some rows were dropped (now or at a re-selection)
+    tol: float = 1e-10  # the run's relative Newton tolerance (closure tolerance: tol times the model length)
+    reselection_times: list = field(default_factory=list)  # s, times the independent rows were picked again
 
 
 def _driver_tables(mech, h, n_steps):
@@ -73,7 +75,7 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
         model = build_model(mech, mass, inertia)
     rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0, joint_names=mech.joint_names)
     n_rows = model.row_index.shape[0]
-    w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
+    w = it.make_work(model, np.r_[rows, np.setdiff1d(np.arange(n_rows), rows)],  # the dropped rows last
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
     it.order_unknowns(model, w, len(rows))
     km, wk = as_kernel(model), as_kernel(w)

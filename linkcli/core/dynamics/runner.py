@@ -22,7 +22,6 @@ from .result import SimulationResult
 from .setup import all_rows, prepare, select_rows
 
 
-
 def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end: float, dt: float,
              every: int = 1, tol: float = 1e-10, max_iter: int = 20,
              progress: Callable[[float], None] | None = None,
@@ -33,7 +32,12 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
 
     ``tol`` (dimensionless) is the relative Newton tolerance of a step: momentum residuals
     relative to the step's force impulses (so reactions are accurate to about ``tol`` of the
-    forces), constraint residuals relative to the step's displacement. A step whose Newton
+    forces), constraint residuals relative to the step's displacement; the rows dropped as
+    dependent must stay within ``tol`` times the mechanism size (the run's closure tolerance,
+    m; :func:`it.dropped_rows_closure`). A step that opens them (the solved subset lost rank
+    or conditioning where all rows have not, or the rows are inconsistent), meets a singular
+    matrix, or flips (below) with rows dropped is first retried with the independent rows
+    picked again at its start (:func:`_reselect`, once per node). A step whose Newton
     iteration fails (more than ``max_iter`` iterations, singular matrix), that turns a body
     implausibly far or that flips the orientation of the constraint Jacobian (another assembly
     branch, or a singular position passed: see :func:`_refine`) is retried as 2, 4, ... 64
@@ -402,11 +406,11 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
                 f"{PASSAGE_CONSISTENCY} accepted); the rows up to t = {t_node:.6g} s are kept; try a smaller dt")
     if status == it.OPEN:
         where_open = f": {detail}" if detail else ""
+        closure = setup.tol * setup.model.mechanism_size
         return (f"{where}: the joints do not stay closed{where_open}, more than the run's closure tolerance "
-                f"{setup.tol * setup.model.mechanism_size:.3g} m (tol times the mechanism size) although the equations solved "
-                f"for are (redundant constraints that are not consistent: the geometry is not exactly that of a "
-                f"movable overconstrained linkage, or a subset of them lost rank); the rows up to t = {t_node:.6g} s "
-                f"are kept")
+                f"{closure:.3g} m (tol times the mechanism size) although the equations solved for are (redundant "
+                f"constraints that are not consistent: the geometry is not exactly that of a movable overconstrained "
+                f"linkage, or a subset of them lost rank); the rows up to t = {t_node:.6g} s are kept")
     if status == it.IMPLAUSIBLE:
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
                 f"solution branch or a motion too fast for the step){link}; try a smaller dt")

@@ -165,3 +165,15 @@ def test_bennett_from_other_starts_stays_closed(start):
     assert r.status == "ok", r.message
     assert r.constraint_residual.max() <= closure_tolerance(mech)
     assert np.abs(wrapped(r.q - closed_form(r.q[:, 0]))).max() < 1e-8
+
+
+def test_a_start_not_closed_to_the_runs_tolerance_is_refused():
+    """The first row is a row too: a start open by more than tol x size (here j2 off by 1e-8 rad:
+    ~1e-8 m) is refused before any row is written, naming the joint; with tol 1e-6 it runs."""
+    mech = bennett(90.0)
+    q0 = configuration_at(mech, np.radians([90.0])).q.copy()
+    q0[1] += 1e-8
+    qd0 = joint_rates(mech, q0, np.radians([90.0]))
+    with pytest.raises(ValueError, match=r"closure tolerance 1.22e-10 m .* joint '.*' is open by"):
+        simulate(mech, q0, qd0, t_end=0.01, dt=1e-3)
+    assert simulate(mech, q0, qd0, t_end=0.01, dt=1e-3, tol=1e-6).status == "ok"

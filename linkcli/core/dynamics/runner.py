@@ -110,7 +110,7 @@ def _simulate(mech, q0, qd0, t_end, dt, every, tol, max_iter, progress, stop, ch
     q0, qd0 = _check_inputs(mech, q0, qd0, t_end, dt, every)
     if not (0 < tol <= 1e-3):
         raise ValueError(f"tol must be in (0, 1e-3], got {tol}")
-    setup, w, nrow = prepare(mech, q0, qd0, t_end, dt)
+    setup, w, nrow = prepare(mech, q0, qd0, t_end, dt, tol)
     setup.tol = tol
     n = setup.n_steps
     save_nodes = np.unique(np.r_[np.arange(0, n + 1, every), n])

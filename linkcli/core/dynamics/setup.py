@@ -54,11 +54,13 @@ def _driver_tables(mech, h, n_steps):
     return drv, rate, acc
 
 
-def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: float, dt: float):
+def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: float, dt: float,
+            tol: float | None = None):
     """``(Setup, Work, number of active rows)`` for a run from joint state ``q0``, ``qd0`` (SI)
     over ``t_end`` s in whole steps of about ``dt`` s, the work arrays holding the initial state
     and its forces, constraint Jacobian and damper data. Raises ValueError for a start that is
-    not assembled, contradicts a motion driver, or for over-constraining drivers."""
+    not assembled (to ``tol`` times the mechanism size, the run's closure tolerance, when
+    given), contradicts a motion driver, or for over-constraining drivers."""
     n_steps, h = whole_steps(t_end, dt)
     drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
@@ -69,6 +71,8 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     row_scale, col_scale = row_scaling(model, size)
     G0, g0 = all_rows(model, state.pos, state.rot, drv[1])
     _check_assembly(mech, model, g0, drv[1], size)
+    if tol is not None:
+        _check_closure(mech, model, g0, row_scale, state.pos, size, tol)
     if _needs_regularisation(model, state.rot, G0):
         mass, inertia, notes = regularise(mass, inertia, mech.planar, mech.link_names[1:], size)
         warnings += notes
@@ -109,6 +113,20 @@ def _check_assembly(mech, model, g, drv_val, size):
                          f"variable differs from the prescribed value {drv_val[d]:.6g} by {g[i]:.3g}")
     raise ValueError(f"q0 is not an assembled configuration: joint '{mech.joint_names[model.row_index[i, R_JOINT]]}' "
                      f"is violated by {abs(g[i]):.3g} (m or rad); solve the loop closure first")
+
+
+def _check_closure(mech, model, g, row_scale, pos, size, tol) -> None:
+    """Every row of the start within the run's closure tolerance ``tol`` times the size (m;
+    the floor of :func:`.integrator.dropped_rows_closure`), or ValueError: the run's first row
+    would be open by more than the steps are allowed to be."""
+    gap = np.abs(g) * row_scale
+    floor = tol * size + it.ROUNDOFF * max(size, float(np.abs(pos).max(initial=0.0)))
+    if not len(gap) or gap.max() <= floor:
+        return
+    i = int(np.argmax(gap))
+    raise ValueError(f"q0 is not assembled to the run's closure tolerance {tol * size:.3g} m (tol {tol:g} times the "
+                     f"mechanism size): joint '{mech.joint_names[model.row_index[i, R_JOINT]]}' is open by "
+                     f"{gap[i]:.3g} m; solve the loop closure more precisely, or loosen tol")
 
 
 def _needs_regularisation(model, rot, G) -> bool:

@@ -177,3 +177,22 @@ def test_a_start_not_closed_to_the_runs_tolerance_is_refused():
     with pytest.raises(ValueError, match=r"closure tolerance 1.22e-10 m .* joint '.*' is open by"):
         simulate(mech, q0, qd0, t_end=0.01, dt=1e-3)
     assert simulate(mech, q0, qd0, t_end=0.01, dt=1e-3, tol=1e-6).status == "ok"
+
+
+def test_an_open_row_that_reaches_the_analysis_is_flagged_from_its_time(monkeypatch):
+    """Belt and braces: the analysis checks every row's residual against the same closure
+    tolerance. Planted: the core's result altered to be open by 1e-6 m from t = 0.05 s on."""
+    import dataclasses
+
+    import linkcli.core.dynamics as dyn
+
+    real = dyn.simulate
+
+    def opened(*args, **kwargs):
+        r = real(*args, **kwargs)
+        return dataclasses.replace(r, constraint_residual=np.where(r.t >= 0.05 - 1e-12, 1e-6, r.constraint_residual))
+
+    monkeypatch.setattr(dyn, "simulate", opened)
+    out = run_simulate(bennett(), SimulateRequest(t_end=0.1, dt=1e-3))
+    assert out.n_failed == 1 and out.summary["status"] == "inaccurate"
+    assert "open by 1e-06 m at t = 0.05 s" in out.summary["message"] and "1.22e-10 m" in out.summary["message"]

@@ -67,6 +67,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..jit import maybe_njit
+from .accuracy import ROUNDOFF
 from .constraints import DRV_ANGLE, DRV_SLIDE, ROT_PERP, constraint_rows
 from .forces import applied_forces, damper_coordinates, damper_increment, load_work
 from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
@@ -95,7 +96,6 @@ STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged", "diverged"
 # flipped through its pivot) turns bodies by far more.
 MAX_STEP_ROTATION = 0.5
 SINGULAR_PIVOT = 1e-14  # smallest |pivot| / max|entry| of a step matrix before calling it singular
-ROUNDOFF = 64 * 2.22e-16  # relative round-off allowed in a residual (64 ulps of its largest term)
 TINY = 1e-300
 NEWTON_REGION = 1e-2  # largest last Newton update of an accepted step, relative to its displacement
 

@@ -12,7 +12,7 @@ from ..loop_closure import mechanism_size
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
-from .accuracy import whole_steps
+from .accuracy import closure_tolerance, whole_steps
 from .bodies import inertial_properties, regularise, state_from_joints
 from .constraints import eval_row, independent_rows, matrix_rank, row_scaling
 from .kinematics import joint_geometry, joint_variables
@@ -120,7 +120,7 @@ def _check_closure(mech, model, g, row_scale, pos, size, tol) -> None:
     the floor of :func:`.integrator.dropped_rows_closure`), or ValueError: the run's first row
     would be open by more than the steps are allowed to be."""
     gap = np.abs(g) * row_scale
-    floor = tol * size + it.ROUNDOFF * max(size, float(np.abs(pos).max(initial=0.0)))
+    floor = closure_tolerance(tol, size, float(np.abs(pos).max(initial=0.0)))
     if not len(gap) or gap.max() <= floor:
         return
     i = int(np.argmax(gap))

@@ -23,7 +23,7 @@ import numpy as np
 from .core import mechanism as cm
 from .core import transforms as tf
 from .model import mechanism as mm
-from .model.checks import dh_joint_name, dh_link_name, inertia_matrix, variable_names
+from .model.checks import all_joints, dh_joint_name, dh_link_name, inertia_matrix, variable_names
 from .model.units import ANGLE_SCALE, LENGTH_SCALE
 
 JOINT_CODE = {name: code for code, name in enumerate(cm.JOINT_TYPE_NAMES)}
@@ -399,3 +399,27 @@ def _assemble(m: mm.Mechanism, b: _Builder, file: str) -> cm.CompiledMechanism:
         driver_profile=profiles,
         file=file,
     )
+
+
+def driver_rate_jumps(m: mm.Mechanism) -> dict[str, list[tuple[float, float, float, str]]]:
+    """``{driver: [(t, rate before, rate after, where), ...]}`` (s, the file's units per s) of the
+    file's motion drivers whose prescribed rate jumps, by the core's rule
+    (:func:`linkcli.core.profiles.rate_jumps`, the one the run's blame uses): each driver's SI
+    profile as :func:`compile_mechanism` builds it, the rates converted back to the file's units.
+    A ramp without ``start`` starts at the joint's assembly value; without one it is skipped.
+    For a checked model (the loader warns with :func:`linkcli.model.checks.rate_jump_problems`)."""
+    from .core.profiles import rate_jumps
+
+    joints = all_joints(m)
+    out = {}
+    for name, d in m.drivers.items():
+        if d.kind != "motion" or d.joint not in joints or d.type not in ("ramp", "table"):
+            continue
+        start = d.start if d.start is not None else m.assembly.get(d.joint)
+        if (d.type == "ramp" and (not isinstance(start, (int, float)) or d.end is None or d.t_end is None)) or \
+                (d.type == "table" and (d.t is None or d.values is None or len(d.t) != len(d.values))):
+            continue  # reported by the model's checks
+        s = ANGLE_SCALE[m.units.angle] if joints[d.joint][0] == "revolute" else LENGTH_SCALE[m.units.length]
+        prof = _profile(d, s, ANGLE_SCALE[m.units.angle], float(start) * s if d.type == "ramp" else 0.0)
+        out[name] = [(t, before / s, after / s, where) for t, before, after, where in rate_jumps(prof)]
+    return out

@@ -88,3 +88,62 @@ def _table(p: Profile, t):
 
 _KINDS = {"constant": _constant, "constant_speed": _constant_speed, "ramp": _ramp,
           "harmonic": _harmonic, "table": _table}
+
+
+#: a prescribed rate jump counts when it exceeds this fraction of the profile's own rate scale
+#: (:func:`rate_scale`: its largest mean rate over a segment, |change of value| / duration). Both
+#: are rates of the same profile, so the ratio is the same in any length, angle or time unit (and
+#: for any size of motion); round-off at a breakpoint is ~1e-15 of that scale (a cubic table that
+#: ends flat has an end slope of that order), a real impulse is a sizeable fraction of it. The
+#: one rule for the file's warning (:func:`linkcli.compile.driver_rate_jumps`) and the run's blame
+#: (:func:`linkcli.core.dynamics.accuracy.motion_rate_jumps`).
+RATE_JUMP_RTOL = 1e-6
+
+
+def rate_scale(profile: Profile) -> float:
+    """The profile's rate scale (SI units per s): the largest |change of value| / duration over
+    a segment of a ramp or table (its knots); 0 for a profile without breakpoints."""
+    if profile.kind == "ramp":
+        span = float(profile.params["t_end"]) - float(profile.params["t_start"])
+        return abs(float(profile.params["end"]) - float(profile.params["start"])) / span if span > 0 else 0.0
+    if profile.kind == "table":
+        knots, vals = np.asarray(profile.t, dtype=float), np.asarray(profile.values, dtype=float)
+        return float(np.abs(np.diff(vals) / np.diff(knots)).max())
+    return 0.0
+
+
+def rate_jumps(profile: Profile) -> list[tuple[float, float, float, str]]:
+    """``(t, rate before, rate after, where)`` (s; SI units per s; ``where``: "start", "end" or
+    "knot") of each time at which the rate of ``profile`` (:func:`evaluate_profile`) jumps by more
+    than :data:`RATE_JUMP_RTOL` of its :func:`rate_scale`: a linear ramp at ``t_start`` and
+    ``t_end``; a table where it starts after t = 0 and where it ends moving (a cubic table's end
+    slope), a linear table also at every knot where its slope changes. A cubic table is C2 at its
+    inner knots; constant, constant-speed, harmonic and cycloidal profiles are smooth. At t <= 0
+    the rate before is the rate at t = 0, the one a run starts with: a ramp's rate at ``t_start``
+    itself is 0 (so a linear ramp from t = 0 jumps in the first step), a table starting at t = 0
+    starts the run at its own rate (no jump). Breakpoints before t = 0 are not reported."""
+    if profile.kind == "ramp" and not profile.params.get("cycloidal", 0.0):
+        t0, t1 = float(profile.params["t_start"]), float(profile.params["t_end"])
+        if not t1 > t0:
+            return []
+        # the rate at t_start and t_end themselves is 0 (held), inside it is constant
+        _, (before0, inside, after1), _ = evaluate_profile(profile, np.array([t0, 0.5 * (t0 + t1), t1]))
+        candidates = [(t0, float(before0), float(inside), "start"), (t1, float(inside), float(after1), "end")]
+    elif profile.kind == "table":
+        knots = np.asarray(profile.t, dtype=float)
+        if len(knots) < 2 or np.any(np.diff(knots) <= 0):
+            return []
+        # inside the table (knots included) the rate is the spline's or the segment's
+        _, (first, last), _ = evaluate_profile(profile, knots[[0, -1]])
+        candidates = [(float(knots[0]), 0.0, float(first), "start")]
+        if profile.interpolation != "cubic":  # segment rates from the segments' midpoints
+            _, seg, _ = evaluate_profile(profile, 0.5 * (knots[:-1] + knots[1:]))
+            candidates += [(float(knots[k + 1]), float(seg[k]), float(seg[k + 1]), "knot")
+                           for k in range(len(seg) - 1)]
+        candidates.append((float(knots[-1]), float(last), 0.0, "end"))
+        if knots[0] <= 0.0:  # the run starts at the table's own rate at t = 0
+            candidates = candidates[1:]
+    else:
+        return []
+    limit = RATE_JUMP_RTOL * rate_scale(profile)
+    return [c for c in candidates if c[0] >= 0.0 and abs(c[2] - c[1]) > limit]

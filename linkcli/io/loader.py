@@ -69,6 +69,13 @@ def validate_document(data: Any, smap: SourceMap, path: str, sha256: str = "",
             diags += _checks_without(data, prune, smap, path, kind)
         raise MechanismFileError(diags, omitted) from None
     problems = check(model) if isinstance(model, Mechanism) else []
+    if isinstance(model, Mechanism) and not any(p.severity == "error" for p in problems):
+        # the rate jumps of motion drivers: the core's rule on the compiled profiles (numerics the
+        # model layer does not duplicate; the run's blame uses the same rule)
+        from ..compile import driver_rate_jumps
+        from ..model.checks import rate_jump_problems
+
+        problems += rate_jump_problems(model, driver_rate_jumps(model))
     diags = diagnostics(path, smap, problems)
     errors = [d for d in diags if d.severity == "error"]
     if errors:

@@ -146,39 +146,18 @@ class EnergyBalanceCheck:
         self.scale, self.magnitude = float(scale[-1]), float(size[-1])
 
 
-def motion_rate_jumps(mech, t_end: float, rtol: float = 1e-6) -> list[tuple[str, float, float]]:
+def motion_rate_jumps(mech, t_end: float) -> list[tuple[str, float, float]]:
     """``(driver, t, |rate jump|)`` (s; rad/s or m/s) of every time in ``[0, t_end]`` at which
-    the prescribed rate of a motion driver of the compiled mechanism ``mech`` jumps: the
-    breakpoints of its profile (a ramp's ``t_start``/``t_end``, a table's knots) where the
-    rates just before and just after (from :func:`~linkcli.core.profiles.evaluate_profile`,
-    1e-9 s apart relative) differ by more than
-    ``rtol`` of the larger. A linear ramp's rate is 0 at ``t_start`` itself, so a ramp from t = 0
-    jumps in the first step: reported at t = 0. The run must stop the joint within one step
-    there (an impulse): its energy balance error at that step is the driver's, not the step's
-    (:mod:`linkcli.model.checks` warns of the same jumps in the file)."""
+    the prescribed rate of a motion driver of the compiled mechanism ``mech`` jumps
+    (:func:`~linkcli.core.profiles.rate_jumps`, the rule the file's warning uses too): a ramp's
+    ``t_start``/``t_end``, a table's knots. A linear ramp's rate is 0 at ``t_start`` itself, so a
+    ramp from t = 0 jumps in the first step: reported at t = 0. The run must stop the joint within
+    one step there (an impulse): its energy balance error at that step is the driver's, not the
+    step's."""
     from ..mechanism import DRIVE_MOTION
-    from ..profiles import evaluate_profile
+    from ..profiles import rate_jumps
 
-    out = []
-    for name, kind, prof in zip(mech.driver_names, mech.driver_kind, mech.driver_profile, strict=True):
-        if kind != DRIVE_MOTION:
-            continue
-        if prof.kind == "ramp":
-            breaks = [prof.params["t_start"], prof.params["t_end"]]
-        elif prof.kind == "table":
-            breaks = list(np.asarray(prof.t, dtype=float))
-        else:
-            continue
-        for tb in breaks:
-            if not 0.0 <= tb <= t_end:
-                continue
-            eps = 1e-9 * max(1.0, abs(tb))
-            _, rate, _ = evaluate_profile(prof, np.array([tb - eps, tb + eps]))
-            if tb <= 0.0 and prof.kind == "ramp":
-                rate[0] = evaluate_profile(prof, np.array([0.0]))[1][0]  # the run starts at rate(0)
-            elif tb <= 0.0:
-                continue
-            jump = abs(rate[1] - rate[0])
-            if jump > rtol * max(abs(rate[0]), abs(rate[1])):
-                out.append((name, float(tb), float(jump)))
-    return out
+    return [(name, t, abs(after - before))
+            for name, kind, prof in zip(mech.driver_names, mech.driver_kind, mech.driver_profile, strict=True)
+            if kind == DRIVE_MOTION
+            for t, before, after, _ in rate_jumps(prof) if t <= t_end]

@@ -420,6 +420,7 @@ def driver_rate_jumps(m: mm.Mechanism) -> dict[str, list[tuple[float, float, flo
                 (d.type == "table" and (d.t is None or d.values is None or len(d.t) != len(d.values))):
             continue  # reported by the model's checks
         s = ANGLE_SCALE[m.units.angle] if joints[d.joint][0] == "revolute" else LENGTH_SCALE[m.units.length]
-        prof = _profile(d, s, ANGLE_SCALE[m.units.angle], float(start) * s if d.type == "ramp" else 0.0)
+        q0 = float(start) * s if isinstance(start, (int, float)) else 0.0  # a table's start is its first value
+        prof = _profile(d, s, ANGLE_SCALE[m.units.angle], q0)
         out[name] = [(t, before / s, after / s, where) for t, before, after, where in rate_jumps(prof)]
     return out

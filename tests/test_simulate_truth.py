@@ -20,11 +20,15 @@ import pytest
 from scipy.interpolate import CubicSpline
 
 from linkcli.compile import compile_mechanism
+from linkcli.core import profiles
 from linkcli.core.assembly import assemble
 from linkcli.core.dynamics import simulate
+from linkcli.core.dynamics.accuracy import motion_rate_jumps
 from linkcli.core.dynamics.bodies import REGULARISATION
 from linkcli.core.dynamics.modes import massless_freedoms, spring_modes
 from linkcli.core.dynamics.setup import all_rows, prepare
+from linkcli.core.mechanism import Profile
+from linkcli.core.profiles import RATE_JUMP_RTOL
 from linkcli.io.loader import load_mechanism
 
 TABLE_T = [0, 0.3, 0.7, 1.0, 1.6]
@@ -119,6 +123,68 @@ def test_the_energy_jump_of_an_impulsive_stop_is_blamed_on_the_driver(run_cli, t
     assert 1.6 <= float(m.group(1)) <= 1.6 + 2e-3  # the step after the table's end
     assert float(m.group(2)) == pytest.approx(305.8, abs=0.05)
     assert "A smaller dt does not fix it" in r.stderr and "try a smaller dt" not in r.stderr
+
+
+def knot_jumps(tmp_path: Path, delta: float, name: str) -> tuple[list, list]:
+    """The file's warned jumps and the run's blamed jumps (both deg/s) at t = 2 s of a linear table
+    whose slope changes there by ``delta`` deg/s: segments of -10, 1 and 1 + delta deg/s (rate
+    scale 10 deg/s: the steepest segment), ending at t = 3 s."""
+    values = [-90, -100, -99, -98 + delta]
+    path = pendulum(tmp_path, f"{{joint: pin, type: table, t: [0, 1, 2, 3], values: {values}, "
+                              "interpolation: linear}", name)
+    found = [re.search(r"at t = 2 s \(knot\) from ([-\d.e]+) to ([-\d.e]+) deg/s", w.message)
+             for w in driver_warnings(path)]
+    warned = [float(x) for m in found if m for x in m.groups()]
+    mech = compile_mechanism(load_mechanism(path).model)
+    blamed = [jump / mech.angle_scale for _, t, jump in motion_rate_jumps(mech, 3.0) if t == 2.0]
+    return warned, blamed
+
+
+@pytest.mark.parametrize("share, jumps", [(0.5, False), (2.0, True), (1e3, True)])
+def test_the_file_warning_and_the_runs_blame_agree_at_the_tolerance(tmp_path, share, jumps):
+    # a slope change of `share` times the rule's limit (RATE_JUMP_RTOL of the rate scale, 10 deg/s):
+    # just under, just over and clearly over. The two old rules disagreed here (relative to the
+    # larger neighbouring rate, 1 deg/s, the blame reported what the file did not warn of).
+    # 1e-6 is pinned here, not read from the module, so a changed tolerance fails this test.
+    assert RATE_JUMP_RTOL == 1e-6
+    delta = share * 1e-6 * 10  # deg/s
+    warned, blamed = knot_jumps(tmp_path, delta, f"k{share:g}.yaml")
+    assert bool(warned) == bool(blamed) == jumps
+    if jumps:
+        # independent truth: the slopes of the knots as written, (v2 - v1) / 1 s and (v3 - v2) / 1 s (4
+        # printed digits in the message; the blame's SI round trip is exact to ~1e-14 deg/s)
+        assert warned == pytest.approx([1.0, 1.0 + delta], rel=1e-4)
+        assert blamed == [pytest.approx(delta, rel=1e-6)]
+
+
+def test_the_warning_and_the_blame_share_one_tolerance(tmp_path, monkeypatch):
+    # a planted change of the shared tolerance moves both together: a jump of 1e-3 of the rate scale
+    # is found by both, and by neither once the rule's limit is raised above it
+    delta = 1e-3 * 10  # deg/s
+    warned, blamed = knot_jumps(tmp_path, delta, "a.yaml")
+    assert warned and blamed
+    monkeypatch.setattr(profiles, "RATE_JUMP_RTOL", 1e-2)
+    assert knot_jumps(tmp_path, delta, "b.yaml") == ([], [])
+
+
+def test_the_rate_jump_rule_does_not_depend_on_units_and_ignores_round_off(tmp_path):
+    # the limit is relative to the profile's own rate scale: the same knots in rad and in 1000x
+    # larger values, or over 1000x longer times, give the same jumps scaled alike
+    t, v = np.array([0.0, 1.0, 2.0, 3.0]), np.radians([-90, -100, -99, -98 + 2e-5])
+    base = profiles.rate_jumps(Profile("table", {}, t=t, values=v, interpolation="linear"))
+    assert [j[0] for j in base] == [1.0, 2.0, 3.0]
+    for k_value, k_time in [(1e3, 1.0), (1.0, 1e3), (1e-3, 1e-3)]:
+        scaled = profiles.rate_jumps(Profile("table", {}, t=t * k_time, values=v * k_value, interpolation="linear"))
+        assert [j[0] for j in scaled] == [x * k_time for x in (1.0, 2.0, 3.0)]
+        assert [j[2] - j[1] for j in scaled] == pytest.approx([(j[2] - j[1]) * k_value / k_time for j in base],
+                                                              rel=1e-6)
+    # a cubic table that ends at rest (the not-a-knot spline reproduces the cubic, end slope ~1e-13 of
+    # the rate scale): neither the file nor the run reports a jump at its end
+    u = np.linspace(0, 1.6, 6) / 1.6
+    at_rest = (-90 + 30 * (3 * u**2 - 2 * u**3)).round(12).tolist()
+    path = pendulum(tmp_path, table(np.linspace(0, 1.6, 6).round(6).tolist(), at_rest))
+    assert driver_warnings(path) == []
+    assert motion_rate_jumps(compile_mechanism(load_mechanism(path).model), 2.0) == []
 
 
 # -- massless links and stiff springs ------------------------------------------------------------

@@ -472,6 +472,12 @@ def summary_lines(summary: dict) -> list[str]:
     return lines
 
 
+def _holding_text(mech: CompiledMechanism, holding: np.ndarray) -> str:
+    """The holding torques/forces of the inputs, SI with units, for a message."""
+    return ", ".join(f"{mech.q_names[i]} {h:.4g} {'N m' if mech.q_is_rotation[i] else 'N'}"
+                     for i, h in zip(mech.q_actuated, holding))
+
+
 def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> AnalysisOutcome:
     """Rest positions with the inputs free: one row per equilibrium found along the sweep (one
     input: every sign change of the holding torque), or near the start point (no sweep, or
@@ -502,10 +508,9 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
                             f"{', '.join(free.q_names[k] for k in free.q_actuated)}")
             mech = free
             path = res.q[:, mech.q_actuated]
-    try:
-        eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
-    except ValueError as exc:
-        raise AnalysisInputError(str(exc)) from None
+    # (the options were checked above: a ValueError from the search would be a bug, exit 70, never
+    # reported as a bad option; a search that finds no rest position says so in its row)
+    eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
     if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
         messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
                         "equilibrium everywhere); the first point is reported")
@@ -535,8 +540,10 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     events = sweep_evs + warnings(messages)
     for k, e in enumerate(eqs):
         if not e.converged:
-            events.append(Event("not_converged", "Newton did not meet the tolerance near "
-                                f"{format_inputs(mech, e.a)}", k))
+            why = e.reason or "Newton did not meet the tolerance"
+            events.append(Event("not_converged", f"no rest position found: {why}; stopped at "
+                                f"{format_inputs(mech, e.a)} with holding torque "
+                                f"{_holding_text(mech, e.holding)} (start nearer with --set)", k))
     messages = [e.message for e in events]
     summary = {"equilibria": [{"at": format_inputs(mech, e.a), "stability": e.stability,
                                "stiffness": e.stiffness.tolist()} for e in eqs]}

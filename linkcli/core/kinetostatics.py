@@ -580,7 +580,8 @@ class Equilibrium:
     variables ``q`` (n_q,) SI, the torque/force still needed to hold it (``holding``, N m or N:
     the Newton residual), the reduced ``stiffness`` (n_act, n_act) and ``stability``: ``stable``
     (positive definite), ``unstable`` (a negative eigenvalue) or ``neutral`` (zero within
-    round-off); ``converged`` False when Newton stopped without meeting the tolerance."""
+    round-off); ``converged`` False when Newton stopped without meeting the tolerance, and then
+    ``reason`` says why (where: ``a``)."""
 
     a: np.ndarray
     q: np.ndarray
@@ -589,6 +590,7 @@ class Equilibrium:
     stability: str
     converged: bool
     iterations: int
+    reason: str = ""
 
 
 def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism:
@@ -628,6 +630,10 @@ def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism
 EQUILIBRIUM_RTOL = 1e-10
 #: holding torques below this fraction of the loads' own torque scale everywhere: balanced
 BALANCED_RTOL = 1e-9
+#: an eigenvalue of the (step-limit scaled) stiffness below this fraction of the largest one, or
+#: of the scaled holding torque, makes it singular for a Newton step (about sqrt of the double
+#: precision: a Newton step along it would be set by round-off)
+RANK_RTOL = 1e-8
 
 
 def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> float:
@@ -701,9 +707,21 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     last_condition = [1.0]  # the kinematic condition of the latest iterate
 
     def assemble(a, guess):  # (guess: a configuration at its own inputs, on the path's branch)
-        point = configuration_at(mech, a, guess, tol=tol)
+        if not np.all(np.isfinite(a)):  # never reached: the steps below are finite by construction
+            last_failure[0] = "a non-finite Newton step"
+            return guess, False
+        try:
+            point = configuration_at(mech, a, guess, tol=tol)
+        except ValueError as exc:  # (configuration_at's own input check)
+            last_failure[0] = f"the configuration could not be assembled ({exc})"
+            return guess, False
         last_condition[0] = point.condition
-        return point.q, point.status == 0 and point.route in ("estimate", "continuation")
+        good = point.status == 0 and point.route in ("estimate", "continuation")
+        if not good:
+            last_failure[0] = "the mechanism does not assemble on the start's branch at the next Newton iterate"
+        return point.q, good
+
+    last_failure = [""]  # why the latest Newton run stopped without a rest position
 
     def settled(a, t, k):
         """A stalled Newton run is at a rest position (see the docstring)."""
@@ -720,51 +738,101 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
         s = reduced_stiffness(mech, q[None], extra_loads=extra_loads, gravity=gravity)
         return s.holding[0], s.stiffness[0]
 
+    def newton_direction(t, k):
+        """The Newton step ``-K^-1 t`` in the step-limit metric (inputs scaled by ``max_step``,
+        so that rotations and lengths compare), or None when ``K`` is singular there: an
+        eigenvalue of the scaled stiffness within ``RANK_RTOL`` of the largest one or of the
+        scaled holding torque (a Newton step along it would be ``1 / RANK_RTOL`` step limits or
+        more, set by round-off) or a non-finite one. At two horizontal rods of a double pendulum
+        gravity's torque is stationary in both angles: ``K = 0``."""
+        ts, ks_ = t * max_step, k * np.outer(max_step, max_step)
+        if not (np.all(np.isfinite(ts)) and np.all(np.isfinite(ks_))):
+            return None
+        lam, vec = np.linalg.eigh(0.5 * (ks_ + ks_.T))
+        floor = RANK_RTOL * max(float(np.abs(lam).max(initial=0.0)), float(np.abs(ts).max()))
+        if not np.all(np.abs(lam) > floor):
+            return None
+        return -max_step * (vec @ ((vec.T @ ts) / lam))
+
+    def line_search(a, q, t, k, step, accept):
+        """Halve ``step`` (at most 30 times: 1e-9 of the step limit) until the iterate assembles
+        on the branch and ``accept(t_new, step)`` holds; None when it never does."""
+        for _ in range(30):
+            q_new, good = assemble(a + step, q)
+            if good:
+                t_new, k_new = evaluate(q_new)
+                if np.all(np.isfinite(t_new)) and np.all(np.isfinite(k_new)) and accept(t_new, step):
+                    return a + step, q_new, t_new, k_new
+            step = 0.5 * step
+        return None
+
+    def free_step(a, q, t, k):
+        """One step with no bracket (several inputs, or one input from a single point).
+
+        Newton first, when the stiffness is regular there: the step scaled down to the step
+        limit (keeps the Newton direction), then halved until the work-weighted holding torque
+        ``|t * max_step|`` decreases (the Newton direction is a descent direction of it:
+        saddles, i.e. unstable rest positions, are found too). When the stiffness is singular
+        (gravity's torque stationary in the inputs), or no Newton step decreases the holding
+        torque (a minimum of it that is not zero), a step down the potential energy: against
+        the holding torque (``tau = dV/dtheta``), as long as the step limit, halved until the
+        potential decreases (Armijo: ``dV <= 1e-4 tau . step``; ``dV`` by the trapezoidal rule
+        ``(tau + tau_new) / 2 . step``, exact for a quadratic potential; the constant loads
+        have no energy of their own in the model). A potential minimum is a stable rest
+        position, which Newton then refines. Returns the new iterate or None (``last_failure``
+        says why)."""
+        direction = newton_direction(t, k)
+        if direction is not None:
+            step = direction * min(1.0, float(np.min(max_step / np.maximum(np.abs(direction), 1e-300))))
+            merit = np.linalg.norm(t * max_step)
+            new = line_search(a, q, t, k, step, lambda t_new, s: np.linalg.norm(t_new * max_step) < merit)
+            if new is not None:
+                return new
+        descent = -t * max_step ** 2
+        step = descent * float(np.min(max_step / np.maximum(np.abs(descent), 1e-300)))
+        new = line_search(a, q, t, k, step,
+                          lambda t_new, s: 0.5 * float((t + t_new) @ s) <= 1e-4 * float(t @ s))
+        if new is None and not last_failure[0]:
+            last_failure[0] = ("neither a Newton step nor a step down the potential energy decreases the holding "
+                               "torque (a minimum of it that is not a rest position, or a limit of motion)")
+        return new
+
     def newton(a, q, t, k, lo=None, hi=None, t_lo=None):
+        last_failure[0] = ""
         it = 0
         for it in range(1, max_iter + 1):
             if np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau:
                 return a, q, t, k, True, it - 1
-            try:
-                step = -np.linalg.solve(k, t)
-            except np.linalg.LinAlgError:
-                step = -t * np.nan
-            if lo is None and np.all(np.isfinite(step)):
-                # several inputs: the whole step scaled down to the step limit (keeps the Newton
-                # direction), then halved until the work-weighted holding torque |t * max_step|
-                # decreases (the Newton direction is a descent direction of it: saddles, i.e.
-                # unstable rest positions, are found too)
-                step = step * min(1.0, float(np.min(max_step / np.maximum(np.abs(step), 1e-300))))
-                merit = np.linalg.norm(t * max_step)
-                for _ in range(30):
-                    a_new = a + step
-                    q_new, good = assemble(a_new, q)
-                    if good:
-                        t_new, k_new = evaluate(q_new)
-                        if np.linalg.norm(t_new * max_step) < merit:
-                            break
-                    step = 0.5 * step
-                if not good:
+            last_failure[0] = ""
+            if lo is None:
+                new = free_step(a, q, t, k)
+                if new is None:
                     return a, q, t, k, False, it
-            else:
-                step = np.clip(step, -max_step, max_step) if np.all(np.isfinite(step)) else step
-                a_new = a + step
-                inside = lo is None or (np.isfinite(a_new[0]) and min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]))
-                if not inside:  # one input: stay in the bracket, bisect when Newton leaves it
-                    a_new = 0.5 * (lo + hi)
+                a_new, q_new, t_new, k_new = new
+            else:  # one input in a bracket of a sign change
+                direction = newton_direction(t, k)
+                a_new = a + np.clip(direction, -max_step, max_step) if direction is not None else a
+                if direction is None or not min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]):
+                    a_new = 0.5 * (lo + hi)  # stay in the bracket: bisect when Newton leaves it
                 q_new, good = assemble(a_new, q)
                 if not good:
                     return a, q, t, k, False, it
                 t_new, k_new = evaluate(q_new)
-            if lo is not None:
                 if np.sign(t_new[0]) == np.sign(t_lo[0]):
                     lo, t_lo = a_new, t_new
                 else:
                     hi = a_new
             if np.abs(a_new - a).max() <= 1e-14 * (1.0 + np.abs(a).max()):
-                return a_new, q_new, t_new, k_new, settled(a_new, t_new, k_new), it
+                done = settled(a_new, t_new, k_new)
+                if not done and not last_failure[0]:
+                    last_failure[0] = ("the Newton steps fell below rounding with the holding torque not zero (a sign "
+                                       "change across a singular configuration or a reassembly)")
+                return a_new, q_new, t_new, k_new, done, it
             a, q, t, k = a_new, q_new, t_new, k_new
-        return a, q, t, k, np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau, it
+        done = np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau
+        if not done:
+            last_failure[0] = f"the holding torque did not reach the tolerance in {max_iter} Newton iterations"
+        return a, q, t, k, done, it
 
     found = []
     if mech.n_actuated == 1 and len(idx) > 1:
@@ -777,14 +845,14 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                 start = k0 if abs(t0) <= abs(t1) else k1
                 sol = newton(a_path[idx[start]].copy(), q_path[idx[start]], tau[start], K[start],
                              a_path[i0].copy(), a_path[i1].copy(), tau[k0].copy())
-                found.append(sol)
+                found.append((*sol, last_failure[0]))
     else:
         # several inputs: Newton from the first assembled point; when it stalls (a minimum of
         # |holding| that is not zero), from up to 7 more points spread along the path
         starts = np.unique(np.r_[0, np.linspace(0, len(idx) - 1, min(len(idx), 8)).astype(int)])
         best = None
         for k0 in starts:
-            sol = newton(a_path[idx[k0]].copy(), q_path[idx[k0]], tau[k0], K[k0])
+            sol = (*newton(a_path[idx[k0]].copy(), q_path[idx[k0]], tau[k0], K[k0]), last_failure[0])
             if best is None or (sol[4] and not best[4]) or \
                     (sol[4] == best[4] and np.linalg.norm(sol[2]) < np.linalg.norm(best[2])):
                 best = sol
@@ -792,6 +860,6 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                 break
         found.append(best)
     out = []
-    for a, q, t, k, conv, it in found:
-        out.append(Equilibrium(a, q, t, k, classify(k, scale_k), bool(conv), it))
+    for a, q, t, k, conv, it, why in found:
+        out.append(Equilibrium(a, q, t, k, classify(k, scale_k), bool(conv), it, "" if conv else why))
     return out

@@ -738,21 +738,40 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
         s = reduced_stiffness(mech, q[None], extra_loads=extra_loads, gravity=gravity)
         return s.holding[0], s.stiffness[0]
 
-    def newton_direction(t, k):
-        """The Newton step ``-K^-1 t`` in the step-limit metric (inputs scaled by ``max_step``,
-        so that rotations and lengths compare), or None when ``K`` is singular there: an
-        eigenvalue of the scaled stiffness within ``RANK_RTOL`` of the largest one or of the
-        scaled holding torque (a Newton step along it would be ``1 / RANK_RTOL`` step limits or
-        more, set by round-off) or a non-finite one. At two horizontal rods of a double pendulum
-        gravity's torque is stationary in both angles: ``K = 0``."""
+    def scaled_eigen(t, k):
+        """The holding torque and the eigen-decomposition of the stiffness in the step-limit
+        metric (inputs scaled by ``max_step``, so that rotations and lengths compare), and the
+        floor below which an eigenvalue counts as zero: ``RANK_RTOL`` of the largest one or of
+        the scaled holding torque (a Newton step along it would be ``1 / RANK_RTOL`` step limits
+        or more, set by round-off). None when something is not finite."""
         ts, ks_ = t * max_step, k * np.outer(max_step, max_step)
         if not (np.all(np.isfinite(ts)) and np.all(np.isfinite(ks_))):
             return None
         lam, vec = np.linalg.eigh(0.5 * (ks_ + ks_.T))
-        floor = RANK_RTOL * max(float(np.abs(lam).max(initial=0.0)), float(np.abs(ts).max()))
-        if not np.all(np.abs(lam) > floor):
+        floor = RANK_RTOL * max(float(np.abs(lam).max(initial=0.0)), float(np.abs(ts).max()), 1e-300)
+        return ts, lam, vec, floor
+
+    def newton_direction(t, k):
+        """The Newton step ``-K^-1 t``, or None when ``K`` is singular (an eigenvalue below the
+        floor of :func:`scaled_eigen`; at two horizontal rods of a double pendulum gravity's
+        torque is stationary in both angles: ``K = 0``)."""
+        e = scaled_eigen(t, k)
+        if e is None or not np.all(np.abs(e[1]) > e[3]):
             return None
+        ts, lam, vec, _ = e
         return -max_step * (vec @ ((vec.T @ ts) / lam))
+
+    def descent_direction(t, k):
+        """A direction down the potential energy (``tau = dV/dtheta``): the Newton step with the
+        stiffness's eigenvalues replaced by their magnitudes, floored (:func:`scaled_eigen`), so
+        ``t . step < 0`` always: Newton itself where ``K`` is positive definite (quadratic
+        convergence to a potential minimum), away from maxima and saddles where it is not, and
+        (nearly) against the holding torque along the directions where ``K`` is singular."""
+        ts, lam, vec, floor = scaled_eigen(t, k)
+        return -max_step * (vec @ ((vec.T @ ts) / np.maximum(np.abs(lam), floor)))
+
+    def to_step_limit(direction):
+        return direction * min(1.0, float(np.min(max_step / np.maximum(np.abs(direction), 1e-300))))
 
     def line_search(a, q, t, k, step, accept):
         """Halve ``step`` (at most 30 times: 1e-9 of the step limit) until the iterate assembles
@@ -766,39 +785,42 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
             step = 0.5 * step
         return None
 
+    descending = [False]  # the run has left Newton for the potential's descent
+
     def free_step(a, q, t, k):
         """One step with no bracket (several inputs, or one input from a single point).
 
-        Newton first, when the stiffness is regular there: the step scaled down to the step
-        limit (keeps the Newton direction), then halved until the work-weighted holding torque
+        Newton first, while the stiffness is regular: the step scaled down to the step limit
+        (keeps the Newton direction), then halved until the work-weighted holding torque
         ``|t * max_step|`` decreases (the Newton direction is a descent direction of it:
-        saddles, i.e. unstable rest positions, are found too). When the stiffness is singular
-        (gravity's torque stationary in the inputs), or no Newton step decreases the holding
-        torque (a minimum of it that is not zero), a step down the potential energy: against
-        the holding torque (``tau = dV/dtheta``), as long as the step limit, halved until the
-        potential decreases (Armijo: ``dV <= 1e-4 tau . step``; ``dV`` by the trapezoidal rule
-        ``(tau + tau_new) / 2 . step``, exact for a quadratic potential; the constant loads
-        have no energy of their own in the model). A potential minimum is a stable rest
-        position, which Newton then refines. Returns the new iterate or None (``last_failure``
-        says why)."""
-        direction = newton_direction(t, k)
-        if direction is not None:
-            step = direction * min(1.0, float(np.min(max_step / np.maximum(np.abs(direction), 1e-300))))
-            merit = np.linalg.norm(t * max_step)
-            new = line_search(a, q, t, k, step, lambda t_new, s: np.linalg.norm(t_new * max_step) < merit)
-            if new is not None:
-                return new
-        descent = -t * max_step ** 2
-        step = descent * float(np.min(max_step / np.maximum(np.abs(descent), 1e-300)))
-        new = line_search(a, q, t, k, step,
+        saddles, i.e. unstable rest positions, near the start are found too). When the
+        stiffness is singular (gravity's torque stationary in the inputs), or no Newton step
+        decreases the holding torque (a minimum of it that is not zero), the run goes down the
+        potential energy from then on (:func:`descent_direction`, scaled to the step limit),
+        each step halved until the potential decreases (Armijo: ``dV <= 1e-4 tau . step``;
+        ``dV`` by the trapezoidal rule ``(tau + tau_new) / 2 . step``, exact for a quadratic
+        potential: constant loads have no energy of their own in the model), so it ends at a
+        potential minimum, a stable rest position, where one is in reach. Returns the new
+        iterate or None (``last_failure`` says why)."""
+        if not descending[0]:
+            direction = newton_direction(t, k)
+            if direction is not None:
+                merit = np.linalg.norm(t * max_step)
+                new = line_search(a, q, t, k, to_step_limit(direction),
+                                  lambda t_new, s: np.linalg.norm(t_new * max_step) < merit)
+                if new is not None:
+                    return new
+            descending[0] = True
+        new = line_search(a, q, t, k, to_step_limit(descent_direction(t, k)),
                           lambda t_new, s: 0.5 * float((t + t_new) @ s) <= 1e-4 * float(t @ s))
         if new is None and not last_failure[0]:
-            last_failure[0] = ("neither a Newton step nor a step down the potential energy decreases the holding "
-                               "torque (a minimum of it that is not a rest position, or a limit of motion)")
+            last_failure[0] = ("no step down the potential energy decreases it (round-off near a rest position "
+                               "that is not within the tolerance, or a limit of motion)")
         return new
 
     def newton(a, q, t, k, lo=None, hi=None, t_lo=None):
         last_failure[0] = ""
+        descending[0] = False
         it = 0
         for it in range(1, max_iter + 1):
             if np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau:

@@ -160,5 +160,17 @@ def test_no_rest_position_is_a_truthful_analysis_failure(run_cli, tmp_path):
     assert "must be finite" not in r.output
     assert "no rest position found" in r.stderr and "stopped at pin =" in r.stderr
     assert "holding torque pin" in r.stderr
+    assert "no rest position: the search stopped at pin =" in r.stderr  # the summary line, not "rest position at"
+    assert "rest position at" not in r.stderr
     data = json.loads(r.stdout)["data"]
     assert data["status"] != ["ok"]
+
+
+def test_a_start_at_rest_is_classified_by_its_stiffness(double):
+    """Started exactly upright (t = (90, 0) deg) the holding torque is zero at the only point:
+    that is a rest position, unstable (hand K = -m g L [[2, 1/2], [1/2, 1/2]], both eigenvalues
+    negative), not "neutral everywhere" (which needs K = 0 too: a balanced mechanism)."""
+    e = _rest_from(double, np.pi / 2, 0.0)
+    assert e.converged and e.stability == "unstable"
+    np.testing.assert_allclose(e.stiffness, -M * G * L * np.array([[2.0, 0.5], [0.5, 0.5]]), rtol=0,
+                               atol=RTOL_ANALYTIC * M * G * L)

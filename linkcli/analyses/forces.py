@@ -459,7 +459,8 @@ def summarise(mech: CompiledMechanism, path: np.ndarray, fr: ks.ForcesResult, re
 def summary_lines(summary: dict) -> list[str]:
     """The summary as a few human lines (for stderr)."""
     if "equilibria" in summary:
-        return [f"rest position at {e['at']}: {e['stability']}" for e in summary["equilibria"]]
+        return [f"rest position at {e['at']}: {e['stability']}" if e.get("converged", True)
+                else f"no rest position: the search stopped at {e['at']}" for e in summary["equilibria"]]
     lines = []
     for name, s in summary["inputs"].items():
         lines.append(f"{name}: peak {s['peak']:.6g} {s['unit']} (at {s['at']}), RMS {s['rms']:.6g} {s['unit']}")
@@ -546,7 +547,7 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
                                 f"{_holding_text(mech, e.holding)} (start nearer with --set)", k))
     messages = [e.message for e in events]
     summary = {"equilibria": [{"at": format_inputs(mech, e.a), "stability": e.stability,
-                               "stiffness": e.stiffness.tolist()} for e in eqs]}
+                               "stiffness": e.stiffness.tolist(), "converged": e.converged} for e in eqs]}
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
     return AnalysisOutcome.of(table, n, failed, events, summary, eqs, what="rest positions")

@@ -696,12 +696,16 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     tau, K = st.holding, st.stiffness
     scale_tau = max(float(np.abs(tau).max(initial=0.0)), 1e-300)
     scale_k = float(np.abs(K).max(initial=0.0))
-    if scale_tau <= BALANCED_RTOL * load_torque_scale(mech, extra_loads, gravity):
-        # the holding torque vanishes along the whole path (a balanced mechanism, e.g. a
-        # zero-free-length spring compensating gravity): neutral equilibrium everywhere
+    rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
+    unit_move = np.where(rot, 1.0, mechanism_size(mech))  # 1 rad, or the mechanism size (m)
+    balanced = BALANCED_RTOL * load_torque_scale(mech, extra_loads, gravity)
+    if scale_tau <= balanced and np.abs(K * np.multiply.outer(unit_move, unit_move)).max(initial=0.0) <= balanced:
+        # the holding torque and the stiffness vanish along the whole path (a balanced mechanism,
+        # e.g. a zero-free-length spring compensating gravity): neutral equilibrium everywhere.
+        # (A path of one point at a rest position has tau = 0 but not K = 0: Newton returns it,
+        # classified by its stiffness.)
         i = idx[0]
         return [Equilibrium(a_path[i].copy(), q_path[i].copy(), tau[0], K[0], "neutral everywhere", True, 0)]
-    rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
     max_step = np.where(rot, 0.2, 0.1 * mechanism_size(mech))
 
     last_condition = [1.0]  # the kinematic condition of the latest iterate

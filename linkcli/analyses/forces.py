@@ -476,7 +476,7 @@ def summary_lines(summary: dict) -> list[str]:
 def _holding_text(mech: CompiledMechanism, holding: np.ndarray) -> str:
     """The holding torques/forces of the inputs, SI with units, for a message."""
     return ", ".join(f"{mech.q_names[i]} {h:.4g} {'N m' if mech.q_is_rotation[i] else 'N'}"
-                     for i, h in zip(mech.q_actuated, holding))
+                     for i, h in zip(mech.q_actuated, holding, strict=True))
 
 
 def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> AnalysisOutcome:

@@ -679,8 +679,9 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     the path; where the stiffness is singular (two horizontal rods of a double pendulum: K = 0)
     or no Newton step helps, the run goes down the potential energy instead, to a stable rest
     position (see ``free_step`` inside; never a NaN step). A run that finds no rest position
-    is returned with ``converged`` False and its ``reason``. Newton uses the analytic reduced stiffness; each iterate is the configuration the
-    branch of the previous one has at its inputs, followed there by continuation
+    is returned with ``converged`` False and its ``reason``. Newton uses the analytic reduced
+    stiffness; each iterate is the configuration the branch of the previous one has at its
+    inputs, followed there by continuation
     (:func:`linkcli.core.sweep.configuration_at` from the previous iterate, straight only), so
     rest positions keep the path's assembly mode and the turns its passive angles have by
     continuous motion (the whole-turn rule of sweep.py: plain Newton from the previous iterate at

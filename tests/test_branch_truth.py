@@ -282,26 +282,49 @@ def test_a_shift_by_whole_turns_changes_no_pose():
 
 
 # --- item 3: rows after a reassembly into another mode -------------------------------------------
-def test_rows_reassembled_into_the_other_mode_are_marked(run_cli, tmp_path):
+def _short_slide(t, s):
+    """Short slider-crank (crank 1, rod 1.2, offset 0.5): slide (m) at crank t (deg), mode s."""
+    t = r(t)
+    return math.cos(t) + s * math.sqrt(1.2 ** 2 - (0.5 - math.sin(t)) ** 2)
+
+
+def test_rows_reassembled_into_the_other_mode_are_solved_again_on_the_estimates(run_cli, tmp_path):
     """Short slider-crank (rod 1.2, offset 0.5: the crank rocks): after the failed points the
     solver reassembles at 316 deg in the left-hand mode, slide = cos t - sqrt(1.2^2 - (0.5 -
     sin t)^2) (row 360: -0.0909 m against row 0's 2.0909 m at the same crank angle). Those rows
-    are other_branch, the event names 316 deg as the first, the run exits 1 (main: ok, exit 0)."""
+    are solved again from the estimate's mode at 316 deg (its configuration_at): ok, slide on the
+    + root (first main: ok in the other mode, exit 0; then other_branch, exit 1); the event names
+    316 deg."""
+    out = tmp_path / "s.csv"
+    res = run_cli("solve", DATA / "sc_short.yaml", "-o", out)
+    assert res.exit_code == 1, res.stderr  # (rows beyond the crank's limits: no_configuration)
+    rows = _rows(out)
+    assert "other_branch" not in {row["status"] for row in rows}
+    for row in rows:
+        if row["status"] == "ok":
+            assert abs(row["slide.q [m]"] - _short_slide(row["crank_pin.q [deg]"], 1)) < 1e-9
+    late = [row for row in rows if row["crank_pin.q [deg]"] >= 316]
+    assert len(late) == 23 and all(row["status"] == "ok" for row in late)  # (316..360 at 2 deg)
+    assert "crank_pin = 316 deg" in res.stderr and "solved again" in res.stderr, res.stderr
+
+
+def test_rows_off_the_estimates_branch_not_solved_again_are_marked(run_cli, tmp_path, monkeypatch):
+    """When the re-solving budget is spent (here set to none: MAX_RESOLVED_SWEEPS = 0), rows of a
+    run reassembled into the other mode keep their values and are other_branch, never ok: the
+    short slider-crank's 316..360 deg on the - root, the event names 316 deg as the first."""
+    from linkcli.core import sweep
+
+    monkeypatch.setattr(sweep, "MAX_RESOLVED_SWEEPS", 0)
     out = tmp_path / "s.csv"
     res = run_cli("solve", DATA / "sc_short.yaml", "-o", out)
     assert res.exit_code == 1, res.stderr
     rows = _rows(out)
-
-    def slide(t, s):
-        t = r(t)
-        return math.cos(t) + s * math.sqrt(1.2 ** 2 - (0.5 - math.sin(t)) ** 2)
-
     for row in rows:
         t = row["crank_pin.q [deg]"]
         if row["status"] == "ok":
-            assert abs(row["slide.q [m]"] - slide(t, 1)) < 1e-9
+            assert abs(row["slide.q [m]"] - _short_slide(t, 1)) < 1e-9
         elif row["status"] == "other_branch":
-            assert abs(row["slide.q [m]"] - slide(t, -1)) < 1e-9
+            assert abs(row["slide.q [m]"] - _short_slide(t, -1)) < 1e-9
     marked = [row["crank_pin.q [deg]"] for row in rows if row["status"] == "other_branch"]
     assert marked and marked[0] == 316 and marked[-1] == 360
     assert "crank_pin = 316 deg" in res.stderr and "other_branch" in res.stderr
@@ -418,18 +441,131 @@ def test_a_verified_run_takes_the_winding_of_the_estimates_branch():
         np.testing.assert_allclose(r.q[i], c.q, atol=1e-6)  # the same numbers, not only modulo 2 pi
 
 
-def test_range_of_motion_counts_only_rows_on_the_estimates_branch():
-    """The batch figure range_of_motion never takes max - min over failed or other_branch rows
-    (the reversed triple-rocker sweep has no row on the estimate's branch: the figure says so
-    instead of reporting 276.76 deg)."""
+def test_range_of_motion_counts_only_rows_on_the_estimates_branch(monkeypatch):
+    """The batch figure range_of_motion never takes max - min over failed or other_branch rows.
+    The reversed triple-rocker sweep (180 -> -180 deg) first reassembles at 97 deg in the other
+    mode: its rows are now solved again on the estimate's branch, and the figure is the closed
+    form's range of A over the crank's whole range on that branch, |t| <= acos(-0.1375) (main:
+    every row other_branch, NaN; before: 276.76 deg from the other mode's rows). With no re-solving
+    (budget 0) the rows stay other_branch and the figure says so instead of a number."""
     from linkcli.analyses.inputs import Sweep
     from linkcli.analyses.solve import SolveRequest, run_solve
     from linkcli.batch.figures import range_of_motion
+    from linkcli.core import sweep
 
     m = _compiled(DATA / "trip.yaml")
-    out = run_solve(m, SolveRequest(sweeps=[Sweep("crank_pin", 180.0, -180.0, step=-1.0)]))
-    t = out.table
-    assert "ok" not in set(np.asarray(t["status"]).tolist())
-    h = next(h for h in t.headers() if h.startswith("A.q ["))
-    value, note = range_of_motion(t, m, "A", h)
+
+    def figure():
+        out = run_solve(m, SolveRequest(sweeps=[Sweep("crank_pin", 180.0, -180.0, step=-1.0)]))
+        t = out.table
+        h = next(h for h in t.headers() if h.startswith("A.q ["))
+        return set(np.asarray(t["status"]).tolist()), range_of_motion(t, m, "A", h)
+
+    statuses, (value, note) = figure()
+    assert statuses == {"ok", "no_configuration"}
+    limit = math.acos((2.5 ** 2 + 4 ** 2 - 25) / (2 * 2.5 * 4))
+    tt = np.linspace(-limit, limit, 200001)  # (1e-3 deg apart)
+    s = _estimate_mode(lambda s: [(_from_crank(np.array([r(30)]), 2.5, 2, 3, 4, s)[0] - r(30))[0]], [r(-20)])
+    with np.errstate(invalid="ignore"):  # (arccos of 1 + rounding at the two limits: clipped below)
+        ax, ay = 2.5 * np.cos(tt), 2.5 * np.sin(tt)
+        e = np.hypot(4 - ax, -ay)
+        beta = np.arctan2(-ay, 4 - ax) + s * np.arccos(np.clip((4 + e * e - 9) / (4 * e), -1, 1))
+    rel = np.degrees(np.unwrap(beta - tt))
+    # The closed form sampled at 1e-3 deg with both limits exact (its extremes here are at the
+    # limits). The figure's limits are located to 6e-11 deg of the input (1e-12 rad), and at a fold
+    # the passive angle moves as the square root of the distance to it: ~1e-6 rad = 6e-5 deg; 2e-4
+    # deg leaves room for the coefficient (rows alone would miss by degrees: the last row is 97).
+    assert abs(value - (rel.max() - rel.min())) < 2e-4, (value, rel.max() - rel.min(), note)
+    monkeypatch.setattr(sweep, "MAX_RESOLVED_SWEEPS", 0)
+    statuses, (value, note) = figure()
+    assert "ok" not in statuses
     assert math.isnan(value) and "estimate's branch" in note
+
+
+# --- a sweep starting outside the reachable range: rows re-solved on the estimate's branch -------
+def _watt_truth(t):
+    """Watt's linkage (mechanisms/gallery/watt.yaml: arms 2 about O1 = (0, 0) and O2 = (4, 1),
+    coupler 1): (P, B) of the estimate's assembly mode at arm angle t (rad), or None where the
+    loop cannot close (|O2 - A| > 3). B is the intersection of the circles (A, 1) and (O2, 2) on
+    the side where (B - A) x (O2 - A) < 0 (the drawn pose: A = (2, 0), B = (2, 1), cross -2)."""
+    A = 2 * np.array([np.cos(t), np.sin(t)])
+    O2 = np.array([4.0, 1.0])
+    v = O2 - A
+    e = np.hypot(*v)
+    if e > 3 or e < 1:
+        return None
+    along = (1 + e * e - 4) / (2 * e)  # distance from A to the chord's foot, towards O2
+    h = np.sqrt(max(1 - along * along, 0.0))
+    u = v / e
+    n = np.array([-u[1], u[0]])  # u x n = 1
+    B = A + along * u + h * n  # (B - A) x (O2 - A) = h e (n x u) = -h e < 0
+    return (A + B) / 2, B
+
+
+def test_watt_sweep_starting_beyond_its_limit_is_solved_on_the_estimates_branch(run_cli, tmp_path):
+    """Watt's linkage swept 60 -> -60 deg (its arm reaches [-29.2776, 57.3501] deg: |O2 - A| = 3,
+    4 cos t + sin t = 3): the first row solved, 57 deg, was reassembled in the other assembly mode
+    and all 87 rows were other_branch (exit 1) although the estimate's mode exists at every one.
+    Now those rows are solved on the estimate's branch: status ok, P and B the closed form's; the
+    34 rows beyond the limits no_configuration; the reassembled event names 57 deg."""
+    lo = math.degrees(math.atan2(1, 4) - math.acos(3 / math.sqrt(17)))
+    hi = math.degrees(math.atan2(1, 4) + math.acos(3 / math.sqrt(17)))
+    assert abs(lo + 29.2776) < 1e-4 and abs(hi - 57.3501) < 1e-4
+    out = tmp_path / "w.csv"
+    res = run_cli("solve", MECH / "gallery" / "watt.yaml", "--sweep", "pivot1=60:-60:-1", "-o", out)
+    assert "internal error" not in res.stderr
+    rows = _rows(out)
+    assert len(rows) == 121
+    for row in rows:
+        t = row["pivot1.q [deg]"]
+        truth = _watt_truth(r(t))
+        if lo < t < hi:
+            assert row["status"] == "ok", row
+            assert truth is not None
+            # (m; loops closed to 1e-10, conditioning below 1e3 away from the limits' 0.35 deg)
+            assert abs(row["coupler.P.x [m]"] - truth[0][0]) < 1e-8
+            assert abs(row["coupler.P.y [m]"] - truth[0][1]) < 1e-8
+        else:
+            assert row["status"] == "no_configuration" and truth is None
+    assert sum(row["status"] == "ok" for row in rows) == 87
+    assert "pivot1 = 57 deg" in res.stderr and "solved again" in res.stderr, res.stderr
+    assert "other_branch" not in res.stderr
+
+
+def _checked_sweep(mech, Q, q0, pk):
+    """solve_sweep in kernel module pk (the compiled or the interpreted one), branch checks included."""
+    from linkcli.core import sweep
+
+    res = sweep._solve_sweep_kernel(mech, Q, q0, 1e-10, r(10.0), pk)
+    if res.reassembled is not None and res.reassembled.any():
+        res = sweep._check_branch(mech, res, Q, q0, 1e-10, r(10.0), pk)
+    return res
+
+
+def test_rerun_on_the_estimates_branch_is_the_same_in_both_kernels_and_fk():
+    """The re-solved runs are the same in the compiled and the interpreted kernel (rows, statuses,
+    events), and every ok row is configuration_at's configuration at that input (the estimate's
+    branch, fk's), for Watt's linkage from either side beyond its limits and the slider-crank
+    whose reassembly lands in the other mode."""
+    from linkcli.core import sweep
+
+    cases = [(MECH / "gallery" / "watt.yaml", np.arange(60.0, -34.0, -4.0)),  # (short: the interpreted
+             (DATA / "sc_short.yaml", np.arange(180.0, 361.0, 6.0))]          # kernel's failed points cost)
+    for path, deg in cases:
+        mech = _compiled(path)
+        Q = r(deg)[:, None]
+        a = _checked_sweep(mech, Q, mech.q_init, sweep._compiled_kernel())
+        b = _checked_sweep(mech, Q, mech.q_init, sweep._interpreted_kernel())
+        np.testing.assert_array_equal(a.status, b.status)
+        np.testing.assert_array_equal(a.other_branch, b.other_branch)
+        ok = a.status == Status.CONVERGED
+        np.testing.assert_allclose(a.q[ok], b.q[ok], rtol=0, atol=1e-9)  # (rounding of one algorithm)
+        assert [(e.index, e.kind) for e in a.events] == [(e.index, e.kind) for e in b.events]
+        assert a.branch_resolved is not None and a.branch_resolved.sum() == 1  # (the run was solved again)
+        np.testing.assert_array_equal(a.branch_resolved, b.branch_resolved)
+        assert not a.other_branch.any()
+        good = np.flatnonzero(ok)
+        for i in sorted({*good[::7].tolist(), *np.flatnonzero(a.branch_resolved).tolist(), good[-1]}):
+            c = configuration_at(mech, Q[i])
+            assert c.status == Status.CONVERGED
+            np.testing.assert_allclose(a.q[i], c.q, rtol=0, atol=1e-7)  # (the same numbers, winding too)

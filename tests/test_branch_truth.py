@@ -20,6 +20,7 @@ of the passive Jacobian (below 1e3 at these points). The wrong answers found wer
 """
 
 import json
+from dataclasses import replace
 import math
 from pathlib import Path
 
@@ -569,3 +570,121 @@ def test_rerun_on_the_estimates_branch_is_the_same_in_both_kernels_and_fk():
             c = configuration_at(mech, Q[i])
             assert c.status == Status.CONVERGED
             np.testing.assert_allclose(a.q[i], c.q, rtol=0, atol=1e-7)  # (the same numbers, winding too)
+
+
+# --- same configuration: where the links are, not how the joint angles are written ---------------
+def _rssr():
+    """mechanisms/rssr_spatial.yaml: crank 1 about world z at the origin, S-S coupler 3.2, rocker
+    2.5 about world x through O4 = (0.5, 3, 1); joint A's z-y-x angles are q[1:4]."""
+    return _compiled(MECH / "rssr_spatial.yaml")
+
+
+def _rssr_rocker_roots(t):
+    """The rocker ends B (2, 3) of both assembly modes at crank t (rad), closed form: A = (cos t,
+    sin t, 0), B = O4 + 2.5 (0, cos p, sin p) with |B - A| = 3.2, i.e. u cos p + v sin p = w."""
+    A = np.array([math.cos(t), math.sin(t), 0.0])
+    O4 = np.array([0.5, 3.0, 1.0])
+    d = O4 - A
+    # |d + 2.5 (0, c, s)|^2 = 3.2^2  ->  5 (d_y c + d_z s) = 3.2^2 - |d|^2 - 2.5^2
+    u, v, w = 5 * d[1], 5 * d[2], 3.2 ** 2 - d @ d - 2.5 ** 2
+    base, half = math.atan2(v, u), math.acos(w / math.hypot(u, v))
+    return [O4 + 2.5 * np.array([0.0, math.cos(p), math.sin(p)]) for p in (base + half, base - half)]
+
+
+def _rocker_B(mech, q):
+    from linkcli.core.forward import frame_poses, link_poses
+
+    return frame_poses(mech, link_poses(mech, q))[mech.frame_index("rocker.B"), :3, 3]
+
+
+def _euler_dual(q, k):
+    q = np.array(q, float)
+    q[k:k + 3] = [q[k] + np.pi, np.pi - q[k + 1], q[k + 2] + np.pi]
+    return q
+
+
+def test_same_configuration_compares_placements_not_joint_coordinates():
+    """RSSR at crank 150 deg: (1) joint A's Euler dual (a + 180, 180 - b, c + 180) gives the same
+    link poses (fk) and is the same configuration (main: not, so a reassembly landing there was a
+    false other_branch); (2) the sweep's row and configuration_at's differ in the coupler's idle
+    spin about A-B (joint coordinates 6e-4 rad apart, no joint frame moved): the same; (3) the
+    other closed-form root of the rocker is not."""
+    from linkcli.core.assembly import assemble
+    from linkcli.core.forward import link_poses
+    from linkcli.core.sweep import same_configuration
+
+    mech = _rssr()
+    Q = r(np.arange(0.0, 361.0, 5.0))[:, None]
+    res = solve_sweep(mech, Q, mech.q_init)
+    q = res.q[30]
+    assert abs(math.degrees(q[0]) - 150) < 1e-12
+    dual = _euler_dual(q, 1)
+    assert np.abs(dual - q).max() > 3  # (other numbers)
+    np.testing.assert_allclose(link_poses(mech, dual), link_poses(mech, q), rtol=0, atol=1e-12)
+    assert same_configuration(mech, q, dual)
+    c = configuration_at(mech, Q[30])
+    assert 1e-5 < np.abs(c.q - q).max() < 1e-2  # the idle spin: a little apart
+    assert same_configuration(mech, q, c.q)
+    roots = _rssr_rocker_roots(r(150))
+    mine = int(np.argmin([np.linalg.norm(b - _rocker_B(mech, q)) for b in roots]))
+    assert np.linalg.norm(roots[mine] - _rocker_B(mech, q)) < 1e-9  # (m; the estimate's mode)
+    other = None
+    for shift in np.radians(np.arange(-180.0, 181.0, 20.0)):  # the other root, from nearby estimates
+        est = q.copy()
+        est[-1] += shift
+        a = assemble(mech, Q[30], est, restarts=0)
+        if a.status == Status.CONVERGED and np.linalg.norm(_rocker_B(mech, a.q) - roots[1 - mine]) < 1e-9:
+            other = a.q
+            break
+    assert other is not None
+    assert not same_configuration(mech, q, other)
+    assert not same_configuration(mech, dual, other)
+
+
+def test_a_run_reassembled_into_an_euler_dual_is_not_other_branch(monkeypatch):
+    """A run whose rows are the estimate's configurations with joint A written as its Euler dual
+    (what a reassembly by Newton may return) is on the estimate's branch: no row other_branch
+    (main: all), and it takes fk's form of the angles (the rows as solved before). A run in the
+    genuinely other mode (its rocker the closed form's other root) is still found off the branch:
+    solved again (branch_resolved) to the estimate's rows, or, with no re-solving budget,
+    other_branch."""
+    from linkcli.core import sweep
+    from linkcli.core.assembly import assemble
+
+    mech = _rssr()
+    Q = r(np.arange(0.0, 361.0, 5.0))[:, None]
+    pk = sweep._compiled_kernel()
+    base = solve_sweep(mech, Q, mech.q_init)
+    assert (base.status == Status.CONVERGED).all() and not base.reassembled.any()
+    s = 30
+    restarts = np.zeros(len(Q), dtype=bool)
+    restarts[s] = True
+    q = base.q.copy()
+    q[s:] = [_euler_dual(row, 1) for row in q[s:]]
+    got = sweep._check_branch(mech, replace(base, q=q, reassembled=restarts), Q, mech.q_init, 1e-10, r(10.0), pk)
+    assert not got.other_branch.any()
+    np.testing.assert_allclose(got.q, base.q, rtol=0, atol=1e-12)  # (the dual undone: exact to rounding)
+    # the other mode from row s on
+    roots = _rssr_rocker_roots(r(150))
+    far = roots[int(np.argmax([np.linalg.norm(b - _rocker_B(mech, base.q[s])) for b in roots]))]
+    est = base.q[s].copy()
+    other = None
+    for shift in np.radians(np.arange(-180.0, 181.0, 20.0)):
+        est[-1] = base.q[s, -1] + shift
+        a = assemble(mech, Q[s], est, restarts=0)
+        if a.status == Status.CONVERGED and np.linalg.norm(_rocker_B(mech, a.q) - far) < 1e-9:
+            other = a.q
+            break
+    assert other is not None
+    run = solve_sweep(mech, Q[s:], other)
+    assert (run.status == Status.CONVERGED).all()
+    q = base.q.copy()
+    q[s:] = run.q
+    crafted = replace(base, q=q, reassembled=restarts)
+    got = sweep._check_branch(mech, crafted, Q, mech.q_init, 1e-10, r(10.0), pk)
+    assert not got.other_branch.any() and got.branch_resolved is not None and got.branch_resolved[s]
+    for i in range(s, len(Q), 7):
+        np.testing.assert_allclose(_rocker_B(mech, got.q[i]), _rocker_B(mech, base.q[i]), rtol=0, atol=1e-8)
+    monkeypatch.setattr(sweep, "MAX_RESOLVED_SWEEPS", 0)
+    got = sweep._check_branch(mech, crafted, Q, mech.q_init, 1e-10, r(10.0), pk)
+    assert got.other_branch[s:].all() and not got.other_branch[:s].any()

@@ -21,7 +21,10 @@ by (re)assembly instead (a first point the estimate's branch does not reach, the
 point after failed ones, a restart) takes for each passive rotation variable the representative
 q + 2 pi k nearest its reference: the last good point before it, else the estimate
 (:func:`_keep_turns`, the whole run shifted alike). Runs so started are checked against the
-estimate's branch (:func:`_check_branch`); those off it are ``other_branch``.
+estimate's branch (:func:`_check_branch`; configurations compared by where the joints are,
+:func:`same_configuration`): one in another mode where that branch reaches its first input is
+solved again from the branch's configuration there; rows the branch does not reach are
+``other_branch``.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
 branch points) and points that cannot be assembled are reported as events, never silently.
 A tall J_p (more constraint rows than passive variables: a planar loop written as a spatial
@@ -593,14 +596,70 @@ MAX_RESOLVED_SWEEPS = 2
 
 
 def same_configuration(mech: CompiledMechanism, q1: np.ndarray, q2: np.ndarray, rtol: float = 1e-6) -> bool:
-    """The two configurations (n_q,) SI are one: angles equal modulo 2 pi and lengths equal,
-    within ``rtol`` (rad; lengths relative to the mechanism size). (Two solutions converged to
-    the sweep's tolerance, 1e-10, differ by about the condition number times it; the other
-    assembly mode of a linkage lies radians away except next to a change point, where the two
-    coincide.)"""
-    d = np.asarray(q1, float) - np.asarray(q2, float)
-    d = np.where(mech.q_is_rotation, (d + np.pi) % (2 * np.pi) - np.pi, d / mechanism_size(mech))
-    return bool(np.max(np.abs(d), initial=0.0) <= rtol)
+    """The two configurations (n_q,) SI place the mechanism alike: every joint frame at the same
+    world position (relative to the mechanism size) and every joint axis that is not a
+    spherical joint's in the same world direction (rad), within ``rtol``
+    (:func:`_placement`). Not their joint coordinates: a spherical joint's z-y-x angles (a, b, c)
+    and (a + pi, pi - b, c + pi) are one rotation (its Euler dual), and an idle freedom (an S-S
+    coupler's spin about its own axis) moves no joint frame and no axis. Whole turns of angles
+    change nothing either. (Two solutions converged to the sweep's tolerance, 1e-10 relative,
+    differ by about the condition number times it; the other assembly mode of a linkage lies a
+    large fraction of its size away except next to a change point, where the two coincide.)"""
+    p1, a1 = _placement(mech, np.asarray(q1, float))
+    p2, a2 = _placement(mech, np.asarray(q2, float))
+    d = max(float(np.abs(p1 - p2).max(initial=0.0)) / mechanism_size(mech), float(np.abs(a1 - a2).max(initial=0.0)))
+    return d <= rtol
+
+
+def _placement(mech: CompiledMechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(points (2 n_joints, 3) m, axes (k, 3) unit) of configuration q (n_q,) SI: the world
+    origin of every joint's frame on its parent and on its child, and the world direction of
+    each joint's first variable's axis (in its frame on the parent) and last variable's axis (in
+    its frame on the child, which that variable's motion leaves unchanged), spherical joints
+    excepted (their three axes depend on how the rotation is written, not on where the links
+    are)."""
+    from .forward import link_poses
+    from .mechanism import SPHERICAL
+
+    T = link_poses(mech, q)
+    Tp = T[mech.joint_parent] @ mech.T_parent_joint  # (n_joints, 4, 4) joint frames in world
+    Tc = T[mech.joint_child] @ mech.T_child_joint
+    points = np.concatenate([Tp[:, :3, 3], Tc[:, :3, 3]])
+    axes = []
+    for j in range(mech.n_joints):
+        n = int(mech.joint_q_count[j])
+        if n == 0 or mech.joint_type[j] == SPHERICAL:
+            continue
+        first, last = int(mech.joint_q_start[j]), int(mech.joint_q_start[j]) + n - 1
+        axes += [Tp[j, :3, :3] @ mech.q_axis[first], Tc[j, :3, :3] @ mech.q_axis[last]]
+    return points, np.array(axes).reshape(-1, 3)
+
+
+def _euler_duals(mech: CompiledMechanism, q: np.ndarray, s: int, e: int, q_ref: np.ndarray) -> None:
+    """Rewrite, in place, rows s..e-1 of q in the other z-y-x form (a + pi, pi - b, c + pi) of each
+    spherical joint whose angles at row s are nearer q_ref's (n_q,) in that form (modulo whole
+    turns): the same rotation, so the run takes the coordinates of the configuration it was
+    verified against (fk's); a spherical joint with an actuated variable is left alone."""
+    from .mechanism import SPHERICAL
+
+    act = set(np.asarray(mech.q_actuated).tolist())
+    for j in np.flatnonzero(np.asarray(mech.joint_type) == SPHERICAL).tolist():
+        k = int(mech.joint_q_start[j])
+        if act & {k, k + 1, k + 2}:
+            continue
+        x = q[s, k:k + 3]
+        dual = np.array([x[0] + np.pi, np.pi - x[1], x[2] + np.pi])
+        ref = np.asarray(q_ref, float)[k:k + 3]
+        if _wrapped(dual - ref) < _wrapped(x - ref):
+            rows = q[s:e, k:k + 3]
+            rows[:, 0] += np.pi
+            rows[:, 1] = np.pi - rows[:, 1]
+            rows[:, 2] += np.pi
+
+
+def _wrapped(d: np.ndarray) -> float:
+    """Largest |angle| of d (rad) modulo 2 pi."""
+    return float(np.abs((d + np.pi) % (2 * np.pi) - np.pi).max(initial=0.0))
 
 
 def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_start: np.ndarray, tol: float,
@@ -645,7 +704,9 @@ def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_st
             if point.status != Status.CONVERGED:
                 point = None
         if point is not None and same_configuration(mech, point.q, q[s]):
-            # the run takes the winding the estimate's branch has there (fk's, simulate's)
+            # the run takes the coordinates the estimate's branch has there (fk's, simulate's): its
+            # spherical joints' z-y-x form, then its winding
+            _euler_duals(mech, q, s, e, point.q)
             _shift_turns(mech, q, s, e, point.q)
             other[s:e] = False
             continue

@@ -20,8 +20,8 @@ of the passive Jacobian (below 1e3 at these points). The wrong answers found wer
 """
 
 import json
-from dataclasses import replace
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

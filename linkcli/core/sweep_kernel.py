@@ -52,6 +52,9 @@ Measured (CPU; benchmarks/README.md, issue 11): four-bar 3600 points 1.5-1.7 ms 
 points and 34-43 ms at 3600, 3.7-4.5 ms per point interpreted, against the numpy
 continuation's 113-157 and 194-242 ms; a 10^6-point RSSR sweep peaks at 296 MB RSS (the numpy
 continuation: 5.1 GB).
+The planar evaluation generated per topology was measured and not built: the four-bar's
+hand-unrolled in place of ``_eval_planar`` (bit-identical) takes 17-25 % off the kernel for a
+~40 s CPU compile per topology (benchmarks/w1_specialised.py, benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -27,7 +27,14 @@ whole ``linkcli solve`` and ``linkcli simulate`` runs.
    * the same simulation to .npz with ``--plot sim.png`` (the figure drawn from M4-decimated
      rows read back block by block) and to .json (written column by column from a scratch
      file): both streamed since the issue 11 review (before: 1.0-1.26 GB and 0.88 GB,
-     benchmarks/README.md). ``--no-plot-json`` skips them.
+     benchmarks/README.md). ``--no-plot-json`` skips them;
+   * ``linkcli solve`` over ``--points`` crank angles to .csv with ``--plot`` (streamed, the
+     figure drawn from M4-decimated rows read block by block; before: the whole table and a
+     figure of every row, 3.8 GB at 10^6 points, benchmarks/README.md). ``--no-solve-plot``
+     skips it;
+   * ``linkcli batch`` of one simulate job of ``--steps`` saved steps to .npz, ``-j 1`` (the job
+     streamed: its worker writes the output; before: ``run_simulate`` then ``write_table``, the
+     "whole in memory" run above, which is the code the job ran). ``--no-batch`` skips it.
    Each figure is printed with the child's wall time and its ratio to the baseline, and the
    streamed simulations' ratio to the whole-in-memory ones.
 """
@@ -99,18 +106,29 @@ WHOLE_SIMULATION = (
     "write_table(out.table, sys.argv[3])\n")
 
 
+def batch_job_file(folder: str, steps: int) -> str:
+    """A job file of one simulate job: the four-bar, ``steps`` steps of 1 ms, every one saved, to .npz."""
+    path = os.path.join(folder, "jobs.yaml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"jobs:\n  long:\n    files: {REPO / 'mechanisms' / 'fourbar.yaml'}\n    analysis: simulate\n"
+                 f"    options: {{t_end: {steps / 1000:g}, dt: 1.0e-3, every: 1}}\n    output: long.npz\n")
+    return path
+
+
 def memory_runs(points: int, steps: int, folder: str, before: bool = True,
-                plot_json: bool = True) -> list[tuple[str, float, float]]:
-    """[(what, peak RSS MB, wall s)], the baseline first."""
+                plot_json: bool = True, solve_plot: bool = True, batch: bool = True,
+                basic: bool = True) -> list[tuple[str, float, float]]:
+    """[(what, peak RSS MB, wall s)], the baseline first. ``basic``: the plain solves and
+    simulations (to .npz, .csv; with ``before``, the whole-in-memory simulations)."""
     fourbar = str(REPO / "mechanisms" / "fourbar.yaml")
     runs = [("baseline: python -c 'import numpy, scipy, pydantic, yaml'",
              [sys.executable, "-c", "import numpy, scipy, pydantic, yaml"], None),
             ("linkcli solve, 1,000 points -> .npz (kernel)", solve_args(1000, os.path.join(folder, "s.npz")),
              {"LINKCLI_JIT": "always"})]
-    for fmt in ("npz", "csv"):
+    for fmt in ("npz", "csv") if basic else ():
         runs.append((f"linkcli solve, {points:,} points -> .{fmt} (kernel)",
                      solve_args(points, os.path.join(folder, f"big.{fmt}")), {"LINKCLI_JIT": "always"}))
-    for fmt in ("npz", "csv"):
+    for fmt in ("npz", "csv") if basic else ():
         runs.append((f"linkcli simulate, {steps:,} steps saved -> .{fmt} (streamed)",
                      [sys.executable, "-m", "linkcli", "simulate", fourbar, "--dt", "1e-3", "--t-end",
                       f"{steps / 1000:g}", "-o", os.path.join(folder, f"sim.{fmt}"), "-q"], None))
@@ -125,6 +143,18 @@ def memory_runs(points: int, steps: int, folder: str, before: bool = True,
                       "-q"], None))
         runs.append((f"linkcli simulate, {steps:,} steps saved -> .json (streamed)",
                      [*simulate, "-o", os.path.join(folder, "sim.json"), "-q"], None))
+    if solve_plot:
+        runs.append((f"linkcli solve, {points:,} points -> .csv --plot .png (kernel, streamed, M4 rows)",
+                     [*solve_args(points, os.path.join(folder, "big_plot.csv")), "--plot",
+                      os.path.join(folder, "solve.png")], {"LINKCLI_JIT": "always"}))
+    if batch:
+        runs.append((f"linkcli batch, one simulate job of {steps:,} steps -> .npz, -j 1 (streamed)",
+                     [sys.executable, "-m", "linkcli", "batch", batch_job_file(folder, steps), "-j", "1", "--out-dir",
+                      os.path.join(folder, "batch"), "-q"], None))
+        if before:  # what the job ran before (run_simulate, then write_table), as in the plain runs above
+            runs.append((f"simulate whole in memory (the batch job before), {steps:,} steps -> .npz",
+                         [sys.executable, "-c", WHOLE_SIMULATION, fourbar, f"{steps / 1000:g}",
+                          os.path.join(folder, "batch_whole.npz")], None))
     out = []
     for what, args, env in runs:
         try:
@@ -136,12 +166,14 @@ def memory_runs(points: int, steps: int, folder: str, before: bool = True,
         base = out[0][1]
         print(f"{what}: peak RSS {peak:.0f} MB ({peak / base:.1f}x the baseline), {wall:.1f} s wall, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
-        if what.startswith("simulate whole") and "streamed" in out[-2][0]:  # the streamed run came just before
+        # the streamed run came just before
+        if what.startswith("simulate whole") and len(out) > 1 and "streamed" in out[-2][0]:
             streamed = out[-2]
             print(f"  streamed / whole in memory: peak RSS {streamed[1] / peak:.2f}x, wall {streamed[2] / wall:.2f}x",
                   flush=True)
             fmt = what.rsplit(".", 1)[1]
-            if fmt == "csv":  # the same file either way (tests/test_simulate_stream.py checks it too)
+            # the same file either way (tests/test_simulate_stream.py checks it too)
+            if fmt == "csv" and "batch" not in what:
                 same = _same_file(os.path.join(folder, "sim.csv"), os.path.join(folder, "sim_whole.csv"))
                 print(f"  streamed and whole CSV files identical: {same}", flush=True)
     return out
@@ -161,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="skip the CSV / .npz write timing")
     ap.add_argument("--no-before", action="store_true", help="skip the whole-in-memory simulations")
     ap.add_argument("--no-plot-json", action="store_true", help="skip the simulations with --plot and to .json")
+    ap.add_argument("--no-solve-plot", action="store_true", help="skip the solve with --plot")
+    ap.add_argument("--no-batch", action="store_true", help="skip the batch simulate job")
+    ap.add_argument("--no-basic", action="store_true",
+                    help="skip the plain solves and simulations (only the baseline and the runs not skipped above)")
     args = ap.parse_args(argv)
     print(f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(dir=REPO) as tmp:  # on disk next to the repository (not a tmpfs)
@@ -173,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"csv / npz write time: {t['csv'][0] / t['npz'][0]:.1f}x (medians), "
                   f"{t['csv'][1] / t['npz'][1]:.1f}x (minima)  (goal: >= 10x)", flush=True)
             del table
-        memory_runs(args.points, args.steps, tmp, before=not args.no_before, plot_json=not args.no_plot_json)
+        memory_runs(args.points, args.steps, tmp, before=not args.no_before, plot_json=not args.no_plot_json,
+                    solve_plot=not args.no_solve_plot, batch=not args.no_batch, basic=not args.no_basic)
         print("(goal: a 10^6-point solve and 10^6 saved simulation steps under 400 MB)")
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0

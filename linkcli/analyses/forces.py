@@ -459,6 +459,10 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
 
     motion = _swept_motion(mech, req, path, order, plan)
     path, loads, res, ok, gravity = motion.path, motion.loads, motion.res, motion.ok, motion.gravity
+    if res.other_branch is not None:
+        # rows off the estimate's assembly mode (solve's failed other_branch rows) start no search:
+        # they gave rest positions of the other mode, status ok, depending on where the sweep began
+        ok = ok & ~res.other_branch
     sweep_evs = sweep_events(mech, res, path)
     messages: list[str] = []  # notes of the search
     if ok.any():
@@ -478,7 +482,10 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
         messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
                         "equilibrium everywhere); the first point is reported")
-    if not eqs:
+    if not ok.any():
+        messages.append("no rest position searched: no point of the sweep is assembled in the mode of the file's "
+                        "assembly estimate (sweep where that mode reaches, or start nearer with --set)")
+    elif not eqs:
         messages.append("no rest position found: the holding torque keeps its sign along the sweep "
                         "(sweep a wider range, or start nearer with --set)")
     n = len(eqs)

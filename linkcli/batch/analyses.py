@@ -76,14 +76,23 @@ def simulate_request(loaded, options):
     return replace(req, **changes, set={**req.set, **options.set}, rates={**req.rates, **options.rates})
 
 
-def run_simulate_job(mech, loaded, options, many: bool = False) -> Outcome:
+def run_simulate_job(mech, loaded, options, many: bool = False, scratch_dir: str | None = None) -> Outcome:
+    """The simulation streamed as the ``linkcli simulate`` command runs it
+    (:func:`~linkcli.analyses.simulate.simulate_stream`: rows tabulated chunk by chunk into a
+    scratch file in ``scratch_dir``, default the system's temporary directory), so a long run
+    never holds its table: the outcome's table is a StreamedColumns (the blocks, bit
+    for bit those of :func:`~linkcli.analyses.simulate.run_simulate`'s table, for the writers;
+    one column at a time for the job's figures and checks, :mod:`linkcli.batch.streamed`)."""
     try:
-        from ..analyses.simulate import run_simulate
+        from ..analyses.simulate import simulate_stream
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise AnalysisUnavailable(f"the simulate analysis is not available in this linkcli ({exc})") from None
     req = simulate_request(loaded, options)
     # many: a worker runs many jobs and cannot switch from interpreted to compiled kernels later
-    return run_simulate(mech, req, loaded, many=True)
+    from .streamed import StreamedColumns
+
+    outcome = simulate_stream(mech, req, loaded, many=True, scratch_dir=scratch_dir)
+    return outcome if outcome.table is None else replace(outcome, table=StreamedColumns(outcome.table))
 
 
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
@@ -152,13 +161,21 @@ def probe_columns(name: str, mech, loaded, options) -> list[str] | None:
     return outcome.table.headers() if outcome.table is not None else None
 
 
-def run_analysis(name: str, mech, loaded, options, many: bool = False) -> Outcome:
+#: analyses whose runner streams its table through a scratch file (``scratch_dir``)
+STREAMED = frozenset({"simulate"})
+
+
+def run_analysis(name: str, mech, loaded, options, many: bool = False, scratch_dir: str | None = None) -> Outcome:
+    """``ANALYSES[name]``'s outcome; ``scratch_dir``: where a streamed analysis (:data:`STREAMED`)
+    keeps its rows until they are written (default: the system's temporary directory)."""
     try:
         runner = ANALYSES[name]
     except KeyError:
         raise AnalysisUnavailable(f"unknown analysis '{name}'; this linkcli has: {', '.join(ANALYSES)}") from None
+    if name in STREAMED:
+        return runner(mech, loaded, options, many=many, scratch_dir=scratch_dir)
     return runner(mech, loaded, options, many=many)
 
 
-__all__ = ["PROBES", "probe_columns", "ANALYSES", "AnalysisUnavailable", "run_analysis", "simulate_request",
-           "solve_request"]
+__all__ = ["PROBES", "probe_columns", "ANALYSES", "STREAMED", "AnalysisUnavailable",
+           "run_analysis", "simulate_request", "solve_request"]

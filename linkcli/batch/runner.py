@@ -39,10 +39,13 @@ from .worker import (
     VariantRow,
     evaluate,
     run_task,
+    write_unit_output,
 )
 
 #: variants per task when the study does not say: about 8 tasks per worker, within these bounds
 CHUNK_MIN, CHUNK_MAX, TASKS_PER_WORKER = 1, 64, 8
+#: executors whose workers run on this machine: they write their jobs' tables to the output folder
+LOCAL_EXECUTORS = ("inline", "processes")
 
 
 class Progress(Protocol):
@@ -238,6 +241,7 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
     work: list[_Work] = []
     reused = 0
     interrupted: str | None = None
+    local = getattr(executor, "kind", "") in LOCAL_EXECUTORS
 
     def finish(res: UnitResult, unit: UnitPlan | None = None) -> None:
         if unit is not None:
@@ -260,7 +264,10 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
                 reused += 1
                 finish(result_from_record(old))
             elif unit.study is None:
-                work.append(_Work(UnitTask(unit.spec, unit.source), unit, unit.timeout))
+                # a worker on this machine writes the job's table itself (streamed, never sent here whole)
+                task = (UnitTask(unit.spec, unit.source, unit.output, plan.out_dir) if local
+                        else UnitTask(unit.spec, unit.source))
+                work.append(_Work(task, unit, unit.timeout))
         for unit in plan.units:
             if unit.done is not None or unit.study is None or unit.spec.uid in results:
                 continue
@@ -301,7 +308,9 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
                     if exc is not None:
                         res = UnitResult(w.unit.spec.uid, w.unit.spec.job, w.unit.file, w.unit.spec.analysis, ERROR,
                                          0.0, msg, lost=isinstance(exc, TaskLost))
-                    _write_unit_output(res, w.unit.output, plan.out_dir)
+                        if w.task.output is not None:  # its worker may have died while writing
+                            remove_partial_output(w.task.output)
+                    write_unit_output(res, w.unit.output, plan.out_dir)  # (a table that came back whole)
                     finish(res, w.unit)
                 else:
                     uid = w.unit.spec.uid
@@ -336,6 +345,8 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
             if uid in studies:
                 finish(_finish_study(studies[uid], interrupted))
             else:
+                if local and unit.output is not None:  # a worker stopped while writing it
+                    remove_partial_output(unit.output)
                 finish(UnitResult(uid, unit.spec.job, unit.file, unit.spec.analysis, INTERRUPTED, 0.0,
                                   f"interrupted ({interrupted}) before it finished; --resume runs it"))
     journal.close(remove=interrupted is None)
@@ -344,18 +355,32 @@ def run_plan(plan: BatchPlan, executor, *, progress: Progress | None = None, chu
                        plan.description, interrupted, reused)
 
 
-def _write_unit_output(res: UnitResult, output: str, out_dir: str) -> None:
-    from ..io.writers import OutputError, write_table
+#: the temporary file :func:`linkcli.io.writers.atomic_path` writes next to an output
+#: (``tempfile.mkstemp``: ``.<name>.`` + 8 random characters + the writer's suffix)
+_PARTIAL = r"\.{name}\.[a-z0-9_]{{8}}(\.tmp|\.npz|\.parquet)"
 
-    if res.table is None:
-        return
+
+def remove_partial_output(output: str) -> list[str]:
+    """Remove what a worker killed while writing ``output`` left (atomic_path's temporary file
+    next to it; a killed process cannot remove it itself); ``output`` itself is never touched.
+    Returns the paths removed."""
+    import re
+
+    folder, name = os.path.split(os.path.abspath(output))
+    pattern = re.compile(_PARTIAL.format(name=re.escape(name)))
+    removed = []
     try:
-        output_folder(output, out_dir)
-        write_table(res.table, output)
-        res.output = output
-    except (OutputError, OSError) as exc:
-        res.status = ERROR
-        res.message = f"cannot write the results: {exc}" + (f"; {res.message}" if res.message else "")
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in names:
+        if pattern.fullmatch(entry):
+            try:
+                os.unlink(os.path.join(folder, entry))
+                removed.append(os.path.join(folder, entry))
+            except OSError:
+                pass
+    return removed
 
 
 # -- studies ------------------------------------------------------------------------------------------

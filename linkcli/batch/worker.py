@@ -54,8 +54,16 @@ class JobSpec:
 
 @dataclass(frozen=True)
 class UnitTask:
+    """One job on one mechanism file. ``output``: write the result table there, in the worker
+    (:func:`write_unit_output`: atomically, a streamed table block by block, so it never crosses
+    to the coordinator whole); given when the worker runs on the coordinator's machine (this
+    process or a local process), whose ``out_dir`` holds ``output``. None: the table travels
+    back with the result (a Dask worker, perhaps on another machine) and the coordinator writes it."""
+
     spec: JobSpec
     source: Source
+    output: str | None = None
+    out_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,10 +181,13 @@ def _internal(exc: BaseException) -> Evaluation:
 
 
 def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
-             reference: dict | None = None, keep_table: bool = True, nominal: bool = False) -> Evaluation:
+             reference: dict | None = None, keep_table: bool = True, nominal: bool = False,
+             scratch_dir: str | None = None) -> Evaluation:
     """Validate ``data`` like a file (diagnostics point at ``smap``'s lines), compile, analyse,
     compute figures and checks. Never raises for bad input. ``reference``: nominal frame paths
-    for path_deviation figures; ``nominal=True``: this is the nominal, its own reference."""
+    for path_deviation figures; ``nominal=True``: this is the nominal, its own reference;
+    ``scratch_dir``: where a streamed analysis keeps its rows (a simulation: the table is then a
+    :class:`~linkcli.batch.streamed.StreamedColumns`)."""
     from ..compile import compile_mechanism
     from ..io.loader import strict_errors, validate_document
 
@@ -194,7 +205,7 @@ def evaluate(spec: JobSpec, path: str, data: Any, smap: Any, sha256: str = "",
     try:
         mech = compile_mechanism(loaded.model, file=path)
         in_study = nominal or reference is not None  # a study's nominal or one of its variants
-        outcome = run_analysis(spec.analysis, mech, loaded, spec.options, many=in_study)
+        outcome = run_analysis(spec.analysis, mech, loaded, spec.options, many=in_study, scratch_dir=scratch_dir)
     except (AnalysisInputError, AnalysisUnavailable) as exc:
         return Evaluation(ERROR, _job_terms(str(exc)), warnings=warnings)
     except MechanismFileError as exc:
@@ -239,16 +250,45 @@ def verdict(n_failed: int, failure_summary: str, checks: list) -> tuple[str, str
 
 
 def run_unit(task: UnitTask) -> UnitResult:
-    """One job on one mechanism file (the result table travels back with the result)."""
+    """One job on one mechanism file: its table written here to ``task.output`` when given, else
+    travelling back with the result (whole)."""
     t0 = time.perf_counter()
     try:
         data, smap = document(task.source)
-        ev = evaluate(task.spec, task.source.path, data, smap, task.source.sha256)
+        ev = evaluate(task.spec, task.source.path, data, smap, task.source.sha256, scratch_dir=task.out_dir)
     except MechanismFileError as exc:
         ev = _invalid(exc)
     except Exception as exc:  # noqa: BLE001
         ev = _internal(exc)
-    return UnitResult.from_evaluation(task.spec, task.source.path, ev, time.perf_counter() - t0)
+    res = UnitResult.from_evaluation(task.spec, task.source.path, ev, time.perf_counter() - t0)
+    if task.output is not None:
+        write_unit_output(res, task.output, task.out_dir or ".")
+    else:
+        from ..results import TableStream
+
+        if isinstance(res.table, TableStream):  # its rows are in this process's scratch file
+            res.table = res.table.materialize()
+    return res
+
+
+def write_unit_output(res: UnitResult, output: str, out_dir: str) -> None:
+    """Write ``res.table`` to ``output`` (inside ``out_dir``) atomically (a streamed table block
+    by block), set ``res.output`` and drop the table. A table that cannot be written makes the
+    job an ``error`` saying why, ``lost`` (not journalled: ``--resume`` runs it again)."""
+    from ..io.writers import OutputError, write_table
+    from .plan import output_folder
+
+    if res.table is None:
+        return
+    try:
+        output_folder(output, out_dir)
+        write_table(res.table, output)
+        res.output = output
+        res.table = None
+    except (OutputError, OSError) as exc:
+        res.status = ERROR
+        res.message = f"cannot write the results: {exc}" + (f"; {res.message}" if res.message else "")
+        res.table, res.lost = None, True
 
 
 def run_chunk(task: ChunkTask) -> list[VariantRow]:
@@ -292,8 +332,8 @@ def _row(index: int, ev: Evaluation, spec: JobSpec, time_s: float, note: str = "
 
 
 __all__ = ["Source", "JobSpec", "UnitTask", "ChunkTask", "Evaluation", "UnitResult", "VariantRow", "evaluate",
-           "run_unit", "run_chunk", "run_task", "document", "STATUSES", "PASSED", "FAILED", "INVALID", "ERROR",
-           "INTERRUPTED",
+           "run_unit", "run_chunk", "run_task", "write_unit_output", "document", "STATUSES", "PASSED", "FAILED",
+           "INVALID", "ERROR", "INTERRUPTED",
            "FigureValue", "CheckResult"]
 
 

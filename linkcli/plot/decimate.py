@@ -18,10 +18,14 @@ rows (all columns from the same step), so derived quantities (a reaction's magni
 budget) computed from them are exact at those rows; series whose extremes matter are given as
 ``keys`` so their extremes are kept too.
 
+The same rows serve the solve figure (:func:`~linkcli.plot.figures.solve_plot_rows`): a
+sweep's rows are equally spaced in its input (a grid's in its first input), so the buckets are
+equal spans of the x axis there too.
+
 The table may be a :class:`~linkcli.results.TableStream` (a streamed simulation read back from
-its scratch file): it is read block by block, and only the kept rows and the candidate rows of
-the bucket still open are held, at most ``buckets * (3 + 2 K) + 3 + 2 K`` rows for ``K`` key
-series, whatever the row count.
+its scratch file, a streamed solve computed block by block again): it is read block by block,
+and only the kept rows and the candidate rows of the bucket still open are held, at most
+``buckets * (3 + 2 K) + 3 + 2 K`` rows for ``K`` key series, whatever the row count.
 """
 
 from __future__ import annotations

@@ -45,17 +45,19 @@ def add_scene_axes(fig, scene: Scene, subplot: Any = 111):
 
 # --- drawing ------------------------------------------------------------------------------------
 def draw_scene(ax, scene: Scene, *, labels: bool = False, path: np.ndarray | None = None,
-               path_label: str | None = None, traced: bool = False) -> dict[str, Any]:
+               path_label: str | None = None, traced: bool = False, path_dots: bool | None = None) -> dict[str, Any]:
     """Draw the scene (and an effector ``path`` (n, 3), file units) on ``ax``. Returns the
     artists by gid. ``traced``: also a second, emphasised path artist (``trace``) that an
-    animation fills frame by frame."""
+    animation fills frame by frame. ``path_dots``: the path as dots (a grid of inputs) or a
+    line; None: dots when consecutive points jump (:func:`_is_grid`; the caller says it when
+    the points are not equally spaced rows, e.g. decimated ones)."""
     artists: dict[str, Any] = {}
     if scene.planar:
         _draw_2d(ax, scene, artists, labels)
     else:
         _draw_3d(ax, scene, artists, labels)
     if path is not None:
-        _draw_path(ax, scene, path, artists, path_label or f"path of {scene.effector_name}", traced)
+        _draw_path(ax, scene, path, artists, path_label or f"path of {scene.effector_name}", traced, path_dots)
     return artists
 
 
@@ -175,10 +177,11 @@ def _draw_3d(ax, scene: Scene, artists: dict, labels: bool) -> None:
     ax.set_zlabel(f"z [{scene.unit}]")
 
 
-def _draw_path(ax, scene: Scene, path: np.ndarray, artists: dict, label: str, traced: bool) -> None:
+def _draw_path(ax, scene: Scene, path: np.ndarray, artists: dict, label: str, traced: bool,
+               dots: bool | None = None) -> None:
     path = np.asarray(path, float).reshape(-1, 3)
     style = dict(color=PATH_COLOR, linewidth=1.5, zorder=4.5)
-    if len(path) > 1 and _is_grid(path):
+    if len(path) > 1 and (_is_grid(path) if dots is None else dots):
         style.update(marker=".", linestyle="none", markersize=4)
     if traced:
         style.update(alpha=0.3)

@@ -128,15 +128,20 @@ def wrap_title(text: str, width: int = 64) -> str:
 
 
 def solve_figure(mech: CompiledMechanism, table, *, x_name: str | None = None, labels: bool = False,
-                 view: tuple[float, float] | None = None):
+                 view: tuple[float, float] | None = None, dpi: float = 100):
     """The standard solve figure from a solve result table.
 
     Left: the mechanism at the first point that assembled, with the effector path over the
     sweep. Right, against the first swept input (``x_name``): joint variables (or the effector
     position for serial arms whose other variables are all held), transmission angles with the
     40/140 deg guide lines (four-bar loops), velocity ratios (when the table has rates).
-    A single point gives the drawing alone."""
+    A single point gives the drawing alone.
+
+    ``table`` may be a TableStream (a streamed solve): the figure is drawn from the rows of
+    :func:`solve_plot_rows` (M4 decimation over the sweep, every line's extremes kept; a table
+    of at most ``4 * buckets`` rows is drawn whole)."""
     require_matplotlib()
+    table = solve_plot_rows(mech, table, buckets=_buckets(dpi))
     q = q_from_table(mech, table)
     first = _first_valid(q)
     if first is None:
@@ -163,12 +168,14 @@ def solve_figure(mech: CompiledMechanism, table, *, x_name: str | None = None, l
         gs = fig.add_gridspec(len(panels), 2, width_ratios=(1.25, 1.0))
         ax = add_scene_axes(fig, scene, gs[:, 0])
         cells = [gs[k, 1] for k in range(len(panels))]
-    draw_scene(ax, scene, labels=labels, path=path)
+    dots = len(swept_inputs(mech, q)) > 1  # a grid of inputs: points, not lines
+    # decimated rows are not equally spaced: their steps tell nothing of a grid, the inputs do
+    decimated = table.metadata.get("plot_rows", {}).get("kept") != table.metadata.get("plot_rows", {}).get("rows")
+    draw_scene(ax, scene, labels=labels, path=path, path_dots=dots if decimated else None)
     set_limits(ax, scene, extra=path, view=view)
     ax.set_title(wrap_title(title), fontsize=10)
     ax.legend(loc="best", fontsize=8)
     x = np.asarray(table[_q_header(mech, xi)], float)
-    dots = len(swept_inputs(mech, q)) > 1  # a grid of inputs: points, not lines
     xlabel = f"input {_q_header(mech, xi).replace('.q ', ' ')}"
     axes = []
     for k, (panel, cell) in enumerate(zip(panels, cells, strict=True)):
@@ -327,15 +334,104 @@ def columns_figure(table, columns: Sequence[str], *, x_header: str | None = None
 def solve_plot(mech: CompiledMechanism, table, path: str | os.PathLike, *, columns: Sequence[str] | None = None,
                x_name: str | None = None, dpi: float = 100) -> None:
     """``solve --plot``: the standard solve figure, or with ``columns`` a figure of those
-    columns against the first swept input; written to ``path``."""
+    columns against the first swept input; written to ``path``. ``table``: a ResultTable or a
+    TableStream (a streamed solve, read block by block): either way the figure is drawn from
+    the rows of :func:`solve_plot_rows`, so memory is bounded whatever the sweep's length."""
     if columns:
-        q = q_from_table(mech, table)
+        headers = resolve_columns(_first_block(table), columns)  # unknown names: a usage error first
+        rows = solve_plot_rows(mech, table, columns=headers, buckets=_buckets(dpi))
+        q = q_from_table(mech, rows)
         xi = _x_variable(mech, q, x_name)
-        fig = columns_figure(table, columns, x_header=_q_header(mech, xi) if xi is not None else None,
+        fig = columns_figure(rows, headers, x_header=_q_header(mech, xi) if xi is not None else None,
                              title=mech.name)
     else:
-        fig = solve_figure(mech, table, x_name=x_name)
+        fig = solve_figure(mech, table, x_name=x_name, dpi=dpi)
     save_figure(fig, path, dpi=dpi)
+
+
+def _buckets(dpi: float) -> int:
+    """Buckets of a decimated figure: at least one per pixel column of a 6-inch panel."""
+    from .decimate import PLOT_BUCKETS
+
+    return max(PLOT_BUCKETS, int(6 * dpi))
+
+
+def _first_block(table):
+    """A ResultTable with ``table``'s columns: the table itself, or a stream's first block."""
+    if not isinstance(table, TableStream):
+        return table
+    first = next(iter(table.blocks()), None)
+    if first is None:
+        raise AnalysisInputError("--plot: the result table has no rows; there is nothing to draw")
+    return first
+
+
+def _solve_series(mech: CompiledMechanism, columns: Sequence[str] | None):
+    """``block -> (rows, K)`` array of what a solve figure needs of every row (the keys of
+    :func:`~linkcli.plot.decimate.decimate_rows`), row by row.
+
+    Always the actuated variables as given (so which inputs vary, and the x axis, are those of
+    the whole table). With ``columns`` (``--plot-columns``) those columns. Else the standard
+    figure's lines and drawing: a flag 0 for rows that assembled (every joint variable finite)
+    and 1 for the others (its minimum and maximum keep each bucket's first row that assembled
+    and first that did not: the drawing is at the table's first assembled row, as without
+    decimation), every joint variable, the actuated ones also NaN where the row did not
+    assemble (their extremes over the assembled rows are the slider guides' range,
+    :func:`~linkcli.plot.scene.q_range_of`), the effector position (the path on the drawing),
+    the transmission angles and the joint rates (a velocity ratio is a joint rate over the
+    input's rate, which is the same on every row: the rate's extremes are the ratio's)."""
+    actuated = [int(i) for i in mech.q_actuated]
+
+    def series(block) -> np.ndarray:
+        q = q_from_table(mech, block)
+        out = [q[:, i] for i in actuated]
+        if columns:
+            out += [np.asarray(block[h], float) for h in columns]
+        else:
+            valid = np.all(np.isfinite(q), axis=1)
+            out.append(np.where(valid, 0.0, 1.0))
+            out += [q[:, i] for i in range(mech.n_q) if i not in actuated]
+            out += [np.where(valid, q[:, i], np.nan) for i in actuated]
+            out += [np.asarray(c.values, float) for c in block.columns
+                    if (c.entity == "effector" and c.quantity in ("x", "y", "z"))
+                    or c.quantity in ("transmission", "qd")]
+        return np.column_stack(out) if out else np.zeros((block.n, 0))
+
+    return series
+
+
+def solve_plot_rows(mech: CompiledMechanism, table, *, columns: Sequence[str] | None = None,
+                    buckets: int | None = None):
+    """The rows of a solve result table (a ResultTable, or a TableStream read block by block)
+    a solve figure draws: M4-decimated (:mod:`linkcli.plot.decimate`, the algorithm of the
+    simulation figure) to about ``buckets`` buckets of consecutive rows (default
+    :data:`~linkcli.plot.decimate.PLOT_BUCKETS`; a sweep's rows are equally spaced in its
+    input, a grid's in its first input), every plotted line's extremes in each bucket kept
+    (:func:`_solve_series` says which), all columns of the kept rows. A table of at most
+    ``4 * buckets`` rows is returned whole: its figure is the one of every row.
+
+    A grid of inputs (several inputs vary) is drawn as dots, whose picture is every dot, not
+    each bucket's extremes: a grid of at most :data:`GRID_WHOLE_ROWS` rows is returned whole
+    (read a second time), a longer one decimated like a sweep (each series' range over every
+    run of consecutive rows is kept, the dots inside it are not).
+
+    What the decimated figure draws from the kept rows instead of every row: the symbol sizes
+    (the extent of the link points over the kept configurations: within a bucket's motion of
+    the whole sweep's) and the coupler path and lines between the kept rows (M4: at one bucket
+    per pixel column, the picture of every row)."""
+    from .decimate import PLOT_BUCKETS, decimate_rows
+
+    keys = _solve_series(mech, columns)
+    rows = decimate_rows(table, keys, buckets or PLOT_BUCKETS)
+    if rows.n < table.n <= GRID_WHOLE_ROWS and len(swept_inputs(mech, q_from_table(mech, rows))) > 1:
+        # (the kept rows hold every input's extremes: they tell a grid as every row does)
+        rows = decimate_rows(table, keys, -(-table.n // 4))  # at most 4 rows per bucket: every row
+    return rows
+
+
+#: rows of a grid of inputs drawn whole (dots) by a solve figure: ~30 MB of a planar five-bar's
+#: table (30 columns), a 316 x 316 grid
+GRID_WHOLE_ROWS = 100_000
 
 
 # --- simulate -----------------------------------------------------------------------------------
@@ -502,5 +598,5 @@ def _sim_energy(ax, table, t, energy) -> None:
 
 
 __all__ = ["FIGURE_FORMATS", "check_figure_path", "save_figure", "mechanism_figure", "solve_figure",
-           "columns_figure", "resolve_columns", "solve_plot", "simulation_figure", "simulation_plot_rows",
-           "PlotUnavailableError"]
+           "columns_figure", "resolve_columns", "solve_plot", "solve_plot_rows", "simulation_figure",
+           "simulation_plot_rows", "PlotUnavailableError"]

@@ -68,16 +68,16 @@ def build_request(model, *, set_: list[str] | None, sweep: list[str] | None, zip
 
 
 def _run(file, options: dict, output, fmt, quiet, use_file_sweep: bool = True, plot=None, plot_columns=None) -> None:
-    from linkcli.analyses.solve import run_solve, solve_stream
+    from linkcli.analyses.solve import solve_stream
 
     columns = _check_plot(plot, plot_columns)  # --plot
     loaded, mech = load_and_compile(file)
     check_output(output, fmt)  # before the run: a long run never ends in an unwritable output
     print_diagnostics(loaded.warnings, quiet)
     req = build_request(loaded.model, use_file_sweep=use_file_sweep, mech=mech, **options)
-    # without --plot the table is computed block by block as it is written (bounded memory);
-    # a plot needs the whole table
-    outcome = run_solve(mech, req, loaded) if plot is not None else solve_stream(mech, req, loaded)
+    # the table is computed block by block as it is written (bounded memory); --plot reads the
+    # blocks again and draws M4-decimated rows (linkcli.plot.decimate), never the whole table
+    outcome = solve_stream(mech, req, loaded)
     if not quiet:
         for message in outcome.messages:
             echo_err(f"{file}: warning: {message}")

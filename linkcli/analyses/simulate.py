@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, reference_energy, whole_steps
+from ..core.dynamics.accuracy import BALANCE_RTOL, REGULARISED_SHARE, EnergyBalanceCheck, reference_energy, whole_steps
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
@@ -159,7 +159,9 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
     messages += list(res.warnings)
     status, message = res.status, res.message
     if res.ok and not tab.balance.ok:  # every row kept; the run says from when they are not accurate
-        status, message = "inaccurate", tab.balance_message()
+        status, message = "inaccurate", tab.balance_message(res.dt)
+    elif res.ok and tab.balance.regularised_from is not None:  # a freedom without inertia rings
+        status, message = "inaccurate", tab.regularised_message(res.massless_springs)
     elif res.ok and getattr(loaded, "model", None) is not None:  # a damper ringing: the balance closes, forces wrong
         from ..model.checks import damper_step_problems
 
@@ -340,7 +342,8 @@ class _Tabulator:
         self.max_residual = float(np.max([self.max_residual, res.constraint_residual.max(initial=0.0)]))
         self.max_balance_error = float(np.max([self.max_balance_error, np.abs(balance).max(initial=0.0)]))
         self.balance.update(res.t, res.kinetic, res.potential, res.total,
-                            (res.work_dampers, res.work_drivers, res.work_loads), balance)
+                            (res.work_dampers, res.work_drivers, res.work_loads), balance,
+                            getattr(res, "kinetic_regularising", None))
         self.peak_load = np.max([self.peak_load, np.abs(res.driver_force).max(axis=0, initial=0.0)], axis=0)
         table = ResultTable(n, units=self.units)
         table.add("", "t", "s", res.t)
@@ -386,13 +389,51 @@ class _Tabulator:
         for k, c in enumerate(("qw", "qx", "qy", "qz")):
             table.add(name, c, "", quat[:, k])
 
-    def balance_message(self) -> str:
-        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`)."""
+    def balance_message(self, dt: float) -> str:
+        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`):
+        a motion driver whose rate jumps between the last good row and the first bad one
+        (two steps ``dt``, s, of margin) is named as the cause (an impulsive start or stop, which no step fixes);
+        otherwise the step."""
+        from ..core.dynamics.accuracy import motion_rate_jumps
+
         b = self.balance
-        return (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
-                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on): the "
-                "motion is not accurate from there (an unstable or too coarse time step: a spring too stiff or a "
-                "motion too fast for dt); every row is kept; try a smaller dt")
+        assert b.bad_from is not None  # called for a bad balance only
+        head = (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
+                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on)")
+        after = -np.inf if b.good_until is None else b.good_until - 2 * dt
+        at = [(name, t, jump) for name, t, jump in motion_rate_jumps(self.mech, self.t_last)
+              if after < t <= b.bad_from + 2 * dt]
+        if at:
+            name, t, jump = max(at, key=lambda a: a[2])
+            k = self.mech.driver_q[self.mech.driver_names.index(name)]
+            rot = self.mech.q_is_rotation[k]
+            scale, unit = (self.mech.angle_scale, self.mech.angle_unit) if rot else \
+                (self.mech.length_scale, self.mech.length_unit)
+            fix = (f"end the run at t = {t:.6g} s or before, or make the driver's rate continuous there (a cycloidal "
+                   "ramp, a table that comes to rest)" if t > 0 else
+                   "start the driver at rest (a cycloidal ramp) or start the run with the driver's rate")
+            return (f"{head}: motion driver '{name}' changes its prescribed rate by {jump / scale:.4g} {unit}/s at "
+                    f"t = {t:.6g} s (its profile starts, bends or ends there with a rate): the joint is started or "
+                    "stopped within one step, an impulse the energy balance, driver load and reactions of that step "
+                    "do not hold; the rows before are accurate; every row is kept. A smaller dt does not fix it: "
+                    f"{fix}")
+        return (f"{head}: the motion is not accurate from there (an unstable or too coarse time step: a spring too "
+                "stiff or a motion too fast for dt); every row is kept; try a smaller dt")
+
+    def regularised_message(self, springs: tuple[str, ...]) -> str:
+        """Why a run whose freedoms without inertia move fast is not physical (see
+        :data:`~linkcli.core.dynamics.accuracy.REGULARISED_SHARE`); ``springs`` the springs on them."""
+        b = self.balance
+        on = (f"{', '.join(springs)} act{'s' * (len(springs) == 1)} on a freedom without mass or inertia of its own "
+              f"and ring{'s' * (len(springs) == 1)} on the regularising inertia the integrator gives it"
+              if springs else "a link without mass or inertia of its own moves fast on the regularising mass the "
+              "integrator gives it (see the warnings)")
+        return (f"the kinetic energy of the regularising masses reaches {b.regularised_peak:.3g} J, up to "
+                f"{100 * b.regularised_worst:.3g} % of the energy the run has moved by then (more than "
+                f"{100 * REGULARISED_SHARE:g} % from t = {b.regularised_from:.6g} s on): {on}; that motion (the "
+                "spring's deflection, rate and force, the link's turning) is set by the arbitrary regularisation, "
+                "not by physics; every row is kept, a "
+                "smaller dt does not fix it: give the link its mass properties (inertia in kg m^2 about its cg)")
 
     def summary(self, res, wall: float, status: str | None = None, message: str | None = None) -> dict:
         """The run's summary (``res`` a SimulationResult or SimulationRun, for dt and counts;

@@ -15,8 +15,10 @@ the solution of one linear system per point, ``G^T lambda = Q - M a - gyro``, so
 points at once. Each actuated input is a motion-driver row (the driving torque/force is minus
 its multiplier, as in ``simulate``); joint reactions come from the multipliers through
 :func:`linkcli.core.dynamics.outputs.sample_outputs`, the same code that reports ``simulate``'s
-reactions, so they mean exactly the same thing: the wrench the joint exerts ON ITS CHILD, world
-frame, moment about the child's joint-frame origin (the parent gets the opposite).
+reactions, so they mean exactly the same thing: the wrench the joint's own constraint exerts ON
+ITS CHILD, world frame, moment about the child's joint-frame origin (the parent gets the
+opposite); a driver's torque/force is not part of it (``driver_force`` only, see
+:mod:`linkcli.core.dynamics.reactions`).
 
 Statically indeterminate mechanisms (more independent-looking rows than body coordinates, e.g.
 a spatial model of a planar loop) get the minimum-norm multipliers of the scaled system (angular
@@ -178,8 +180,9 @@ class ForcesResult:
     driver_force (n, n_act): torque (N m) or force (N) each actuated joint applies to its child
         along its variable (what the motor must deliver; = ``simulate``'s driver torque).
     reaction_force (n, n_j, 3) N, reaction_moment (n, n_j, 3) N m: wrench of each joint on its
-        child (includes the driving torque of an actuated joint), moment about the child's
-        joint-frame origin; ``*_local``: the same in the child's joint-frame axes.
+        child from the joint's own constraint (the driving torque/force is ``driver_force``
+        only: a revolute's moment about its axis is 0), moment about the child's joint-frame
+        origin; ``*_local``: the same in the child's joint-frame axes.
     axial (n, n_axial, 3): length m, rate m/s, force N (tension positive);
     torsional (n, n_tors, 3): angle rad, rate rad/s, torque N m on the child.
     inertia_force (n, n_b, 3) N, inertia_moment (n, n_b, 3) N m: d'Alembert loads ``-m a`` and

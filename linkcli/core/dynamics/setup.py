@@ -41,6 +41,7 @@ class Setup:
     col_scale: np.ndarray
     warnings: list
     redundant: bool  # some rows were dropped (now or at a re-selection)
+    spring_modes: tuple = ()  # modes.SpringMode of every spring at t = 0 (set by the runner)
 
 
 def _driver_tables(mech, h, n_steps):

@@ -47,6 +47,20 @@ BALANCE_RTOL = 0.1
 #: faster than the mechanism: its motion (a spring ringing on it) is the regularisation's, not
 #: physical. A massless link carried along by the mechanism holds ~1e-6 of S.
 REGULARISED_SHARE = 1e-4
+
+#: relative round-off allowed in a residual (64 ulps of its largest term): the integrator's Newton
+#: tests and the closure tolerance's floor
+ROUNDOFF = 64 * 2.22e-16
+
+
+def closure_tolerance(tol: float, size: float, extent: float) -> float:
+    """The run's closure tolerance (m): every constraint row of every row within ``tol`` (the
+    relative Newton tolerance) times the mechanism ``size`` (m), plus the round-off of positions
+    of magnitude ``extent`` (m, at least the size). The integrator closes the solved rows to
+    ``tol`` times a step's displacement and checks the dropped ones against this."""
+    return tol * size + ROUNDOFF * max(size, extent)
+
+
 #: float64 round-off of energies summed over bodies and accumulated over steps: far above it,
 #: far below any meaningful error (relative to the largest |KE|, |PE|, |total| of the run)
 ROUNDOFF_RTOL = 1e-9

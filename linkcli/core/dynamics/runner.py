@@ -16,14 +16,12 @@ from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
 from .bodies import inertial_properties
-from .layout import R_DRIVER
+from .layout import R_DRIVER, R_JOINT
 from .modes import massless_freedoms, spring_modes
 from .node_multipliers import node_multipliers
 from .outputs import sample_outputs
 from .result import SimulationResult
 from .setup import all_rows, prepare, select_rows
-
-MAX_RESELECT = 5  # re-selections of the independent constraint rows per run
 
 
 def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end: float, dt: float,
@@ -36,7 +34,12 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
 
     ``tol`` (dimensionless) is the relative Newton tolerance of a step: momentum residuals
     relative to the step's force impulses (so reactions are accurate to about ``tol`` of the
-    forces), constraint residuals relative to the step's displacement. A step whose Newton
+    forces), constraint residuals relative to the step's displacement; the rows dropped as
+    dependent must stay within ``tol`` times the mechanism size (the run's closure tolerance,
+    m; :func:`it.dropped_rows_closure`). A step that opens them (the solved subset lost rank
+    or conditioning where all rows have not, or the rows are inconsistent), meets a singular
+    matrix, or flips (below) with rows dropped is first retried with the independent rows
+    picked again at its start (:func:`_reselect`, once per node). A step whose Newton
     iteration fails (more than ``max_iter`` iterations, singular matrix), that turns a body
     implausibly far or that flips the orientation of the constraint Jacobian (another assembly
     branch, or a singular position passed: see :func:`_refine`) is retried as 2, 4, ... 64
@@ -111,7 +114,8 @@ def _simulate(mech, q0, qd0, t_end, dt, every, tol, max_iter, progress, stop, ch
     q0, qd0 = _check_inputs(mech, q0, qd0, t_end, dt, every)
     if not (0 < tol <= 1e-3):
         raise ValueError(f"tol must be in (0, 1e-3], got {tol}")
-    setup, w, nrow = prepare(mech, q0, qd0, t_end, dt)
+    setup, w, nrow = prepare(mech, q0, qd0, t_end, dt, tol)
+    setup.tol = tol
     _spring_warnings(setup, w)
     n = setup.n_steps
     save_nodes = np.unique(np.r_[np.arange(0, n + 1, every), n])
@@ -194,7 +198,8 @@ def _run(setup, w, nrow, tol, max_iter, record: _Recorder, chunks: _Chunks, stat
     h, n = setup.h, setup.n_steps
     _warm_start(setup, w, nrow, tol, max_iter)
     acc = np.zeros(3)
-    k, reselect = 0, 0
+    k, reselected_at = 0, -1
+    n_rows = setup.model.row_index.shape[0]
     while k <= n:
         k1 = record.limit(k, min(k + chunks.size(), n + 1))
         status, k_done, err = it.run_steps(setup.km, setup.wk, nrow, k, k1, n, h, setup.drv, setup.rate, tol, max_iter,
@@ -205,10 +210,13 @@ def _run(setup, w, nrow, tol, max_iter, record: _Recorder, chunks: _Chunks, stat
                 return INTERRUPTED, k1 - 1, message
             k = k1
             continue
-        if status == it.SINGULAR and reselect < MAX_RESELECT:
+        # a singular step, dropped rows opening, or a flip with rows dropped: the solved subset of the
+        # rows may have lost rank where all rows have not; pick them again at node k (once per node)
+        if reselected_at != k_done and (status in (it.SINGULAR, it.OPEN) or (status == it.BRANCH and nrow < n_rows)):
+            reselected_at = k_done
             new_nrow = _reselect(setup, w, nrow, k_done)
             if new_nrow is not None:
-                nrow, k, reselect = new_nrow, k_done, reselect + 1
+                nrow, k = new_nrow, k_done
                 continue
         refined = _refine(setup, w, nrow, k_done, tol, max_iter, acc, stats)
         if refined is None:
@@ -263,7 +271,7 @@ def _refine(setup, w, nrow, k, tol, max_iter, acc, stats):
             status, iters, err, orientation = it.advance(setup.km, setup.wk, nrow, setup.h / m, drv[j], drv[j + 1],
                                                          rate[j + 1], tol, max_iter, trial_acc, True)
             if status != it.OK:
-                failure = (status, float(t[j]), err, "")
+                failure = (status, float(t[j]), err, _open_row(setup, w, drv[j + 1]) if status == it.OPEN else "")
                 break
             stats[0] = max(stats[0], iters)
             if orientation < 0:
@@ -309,6 +317,15 @@ def _passage_difference(setup, start, a, b) -> tuple[float, int]:
     return float(worst[body]), body
 
 
+def _open_row(setup, w, drv1) -> str:
+    """Where the trial state of a step that opened the dropped rows (:func:`it.dropped_rows_closure`)
+    is open most: "joint 'name' open by x m" (angular rows times the mechanism size)."""
+    model = setup.model
+    g = np.abs(all_rows(model, w.pos1, w.rot1, drv1)[1]) * setup.row_scale
+    i = int(np.argmax(g))
+    return f"joint '{setup.mech.joint_names[model.row_index[i, R_JOINT]]}' open by {g[i]:.3g} m"
+
+
 def _drivers_at(setup, t):
     nd = len(setup.mech.driver_names)
     drv, rate = np.zeros((len(t), nd)), np.zeros((len(t), nd))
@@ -340,16 +357,32 @@ def _reselect(setup, w, nrow, k):
         return None
     if len(rows) == nrow and np.array_equal(rows, old):
         return None
-    w.rows[:len(rows)] = rows
+    w.rows[:] = np.r_[rows, np.setdiff1d(np.arange(model.row_index.shape[0]), rows)]  # the dropped rows last
     w.nu[:] = 0.0
     w.G[:] = 0.0  # constraint_rows writes only the blocks of each row's bodies
     w.G1[:] = 0.0
     it.order_unknowns(model, w, len(rows))
     it.refresh(setup.km, setup.wk, len(rows), setup.drv[k + 1])
     setup.redundant = setup.redundant or len(rows) < model.row_index.shape[0]
-    setup.warnings.append(f"t = {k * setup.h:.6g} s: the constraint rank changed; {len(rows)} independent "
-                          f"constraint equations re-selected (was {nrow})")
+    _note_reselection(setup, k * setup.h, nrow, len(rows))
     return len(rows)
+
+
+_RESELECTED = "independent constraint equations re-selected"
+
+
+def _note_reselection(setup, t: float, old: int, new: int) -> None:
+    """One warning for all re-selections of a run: the count, the first times (s) and the rows."""
+    previous = next((i for i, m in enumerate(setup.warnings) if _RESELECTED in m), None)
+    times = [t] if previous is None else setup.reselection_times + [t]
+    setup.reselection_times = times
+    shown = ", ".join(f"{x:.6g}" for x in times[:5]) + (", ..." if len(times) > 5 else "")
+    note = (f"{_RESELECTED} {len(times)} time(s), at t = {shown} s (the subset solved for lost rank or "
+            f"conditioning, or the rank changed: {new} equations, was {old})")
+    if previous is None:
+        setup.warnings.append(note)
+    else:
+        setup.warnings[previous] = note
 
 
 def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, detail="") -> str:
@@ -382,6 +415,13 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
                 f"(a jump to another assembly branch, or a singular position passed) and the substeps do not show one "
                 f"continuous passage: two substep sizes end {err:.3g} times the step's motion apart{on_link} (at most "
                 f"{PASSAGE_CONSISTENCY} accepted); the rows up to t = {t_node:.6g} s are kept; try a smaller dt")
+    if status == it.OPEN:
+        where_open = f": {detail}" if detail else ""
+        closure = setup.tol * setup.model.mechanism_size
+        return (f"{where}: the joints do not stay closed{where_open}, more than the run's closure tolerance "
+                f"{closure:.3g} m (tol times the mechanism size) although the equations solved for are (redundant "
+                f"constraints that are not consistent: the geometry is not exactly that of a movable overconstrained "
+                f"linkage, or a subset of them lost rank); the rows up to t = {t_node:.6g} s are kept")
     if status == it.IMPLAUSIBLE:
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
                 f"solution branch or a motion too fast for the step){link}; try a smaller dt")

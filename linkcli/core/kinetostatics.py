@@ -688,8 +688,8 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     a bisection midpoint half a bracket away landed in the other mode or whole turns away, and a
     spring read there gave a rest position that is none). A Newton run that stalls (its bracket
     collapsed, or its steps below rounding) is converged only when the holding torque is within
-    the tolerance or the Newton correction ``K^-1 tau`` is below ``sqrt(tol)`` rad (or of the
-    mechanism size) at a regular configuration: a sign change across a reassembly or a
+    the tolerance or the Newton correction ``K^-1 tau`` is below ``sqrt(tol)`` times
+    ``1 rad + |a|`` (a rotation) or ``size + |a|`` (a slide, m) at a regular configuration: a sign change across a reassembly or a
     singular configuration (where the holding torque passes through infinity) is no rest
     position.
     """
@@ -742,7 +742,9 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
             correction = np.abs(np.linalg.solve(k, t))
         except np.linalg.LinAlgError:
             return False
-        resolution = np.sqrt(tol) * np.where(rot, 1.0, mechanism_size(mech)) * (1.0 + np.abs(a))
+        # sqrt(tol) of the input's own scale: 1 rad + |a| for a rotation (a in rad), the mechanism
+        # size + |a| for a sliding input (a in m): the same pure number of the mechanism at every scale
+        resolution = np.sqrt(tol) * (np.where(rot, 1.0, mechanism_size(mech)) + np.abs(a))
         return bool(np.all(correction <= resolution) and last_condition[0] <= SINGULAR_CONDITION)
 
     def evaluate(q):

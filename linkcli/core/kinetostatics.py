@@ -689,9 +689,9 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     spring read there gave a rest position that is none). A Newton run that stalls (its bracket
     collapsed, or its steps below rounding) is converged only when the holding torque is within
     the tolerance or the Newton correction ``K^-1 tau`` is below ``sqrt(tol)`` times
-    ``1 rad + |a|`` (a rotation) or ``size + |a|`` (a slide, m) at a regular configuration: a sign change across a reassembly or a
-    singular configuration (where the holding torque passes through infinity) is no rest
-    position.
+    ``1 rad + |a|`` (a rotation) or ``size + |a|`` (a slide, m) at a regular configuration: a
+    sign change across a reassembly or a singular configuration (where the holding torque
+    passes through infinity) is no rest position.
     """
     from .sweep import configuration_at
 

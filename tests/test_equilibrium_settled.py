@@ -14,6 +14,8 @@ s^2 and the root by s: the rest position relative to the size is the same at eve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -140,3 +142,78 @@ def test_a_force_jump_is_no_rest_position_at_any_scale(tmp_path):
         # the bracket collapsed on the jump, the anchor: the run stops at steps of 1e-14 (1 + |a|)
         # (a in m), which at s = 1e-3 is 1e-11 s; 1e-10 s leaves room
         assert abs(e.a[0] - s) <= 1e-10 * s, (s, e.a[0])
+
+
+# -- a sign change across a dead centre -------------------------------------------------------------
+# fb_rock_spr: ground 4, crank 1, coupler 3.5, rocker 3 (m); the rocker (joint O4 = -psi, psi its
+# angle from +x) is the input, the crank passive with a torsional spring (2 N m/rad, free at
+# 180 deg) and gravity on all three links. The rocker's reach ends at a dead centre, crank and
+# coupler in line (|O2 B| = 4.5 m): cos psi_f = (4.5^2 - 4^2 - 3^2) / (2 * 4 * 3). The two
+# assembly modes (crank either side of O2 B) meet there, and the holding torque dV/dpsi passes
+# through infinity between them: it has opposite signs on the two modes near psi_f.
+ROCKER_FILE = Path(__file__).parent / "data" / "branch" / "fb_rock_spr.yaml"
+PSI_DEAD = float(np.arccos((4.5**2 - 4.0**2 - 3.0**2) / 24.0))
+
+
+def rocker_row(psi, mode):
+    """Joint variables (crank_pin, A, B, O4) in rad at rocker angle psi, crank on side ``mode``
+    (+-1) of O2 B (closed form: intersection of the crank's circle and the coupler's)."""
+    B = np.array([4.0 + 3.0 * np.cos(psi), 3.0 * np.sin(psi)])
+    d = np.linalg.norm(B)
+    along = (1.0 - 3.5**2 + d * d) / (2.0 * d)
+    A = along * B / d + mode * np.sqrt(max(1.0 - along**2, 0.0)) * np.array([-B[1], B[0]]) / d
+    crank, coupler = np.arctan2(A[1], A[0]), np.arctan2(B[1] - A[1], B[0] - A[0])
+    return np.array([crank, coupler - crank, psi - coupler, -psi])
+
+
+def rocker_potential(psi, mode):
+    """Hand potential (J): spring 2/2 (crank - pi)^2 (crank wrapped to (0, 2 pi)), weights of the
+    crank (1 kg at 0.5 m along it), coupler (3.5 kg at its middle), rocker (3 kg at its middle)."""
+    crank, rel_a, _, _ = rocker_row(psi, mode)
+    coupler = crank + rel_a
+    A = np.array([np.cos(crank), np.sin(crank)])
+    y_crank = 0.5 * A[1]
+    y_coupler = A[1] + 1.75 * np.sin(coupler)
+    y_rocker = 1.5 * np.sin(psi)
+    return 1.0 * (np.mod(crank, 2 * np.pi) - np.pi) ** 2 + 9.81 * (1.0 * y_crank + 3.5 * y_coupler + 3.0 * y_rocker)
+
+
+def test_a_sign_change_across_a_dead_centre_is_no_rest_position():
+    """Rows 0.05 rad and 1e-6 rad short of the dead centre on the two modes: the holding torque
+    (checked against central differences of the hand potential: +93 and -1.2e4 N m) changes
+    sign, and no rest position lies between (the mode of the first row keeps its sign all the
+    way to the dead centre). The bracket collapses on the second row's input, 1e-6 rad from the
+    dead centre on the first row's mode, where the holding torque is 1.2e4 N m but the stiffness
+    6e9 N m/rad: the Newton correction, 2e-6 rad (twice the distance), is below sqrt(tol)
+    (1 + |a|) = 2.8e-5 rad, and the kinematic condition (3.7e3) is far below SINGULAR_CONDITION.
+    main reported it converged; it is not (the test fails when settled's torque check is
+    removed: checked by mutation)."""
+    from linkcli.api import load
+    from linkcli.core import kinetostatics as ks
+    from linkcli.core.loop_closure import SINGULAR_CONDITION
+    from linkcli.core.sweep import configuration_at
+
+    mech = load(ROCKER_FILE).compiled
+    assert mech.q_names == ("crank_pin", "A", "B", "O4")
+    psis = PSI_DEAD + np.array([0.05, 1e-6])
+    rows = np.array([rocker_row(psis[0], -1), rocker_row(psis[1], 1)])
+    tau = ks.reduced_stiffness(mech, rows).holding[:, 0]
+    # dV/d(O4) = -dV/dpsi; step h = 1e-8 rad stays on the mode 1e-6 rad (= d) from the dead
+    # centre, where the torque goes as d^-1/2: truncation ~ 3/8 (h/d)^2 = 4e-5 (measured 1.3e-5;
+    # 3e-9 at the first row), round-off ~1e-16 * 100 J / h = 1e-6 N m: rtol 1e-4
+    h = 1e-8
+    hand = [-(rocker_potential(p + h, m) - rocker_potential(p - h, m)) / (2 * h)
+            for p, m in zip(psis, (-1, 1), strict=True)]
+    np.testing.assert_allclose(tau, hand, rtol=1e-4)
+    assert tau[0] > 0 > tau[1]
+    # the first row's mode keeps its sign up to the dead centre: no rest position in the bracket
+    on_mode = [-(rocker_potential(p + h, -1) - rocker_potential(p - h, -1)) / (2 * h)
+               for p in PSI_DEAD + np.geomspace(1e-6, 0.05, 60)]
+    assert min(on_mode) > 0
+    eqs = ks.find_equilibria(mech, rows[:, 3:], rows, np.ones(2, dtype=bool))
+    assert len(eqs) == 1
+    e = eqs[0]
+    assert not e.converged and e.reason, e
+    assert abs(e.holding[0]) > 0.5 * abs(tau[1])  # it stalled at the dead centre, holding ~1e4 N m
+    # the condition alone would not have caught it
+    assert configuration_at(mech, e.a, e.q).condition < SINGULAR_CONDITION

@@ -233,9 +233,9 @@ _STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))
 def _block_table(mech, req, units, inputs, q_solved, condition, ok, frames, loops, qd_act, qdd_act, angle,
                  status_text) -> ResultTable:
     """The table's rows (in output order) of configurations ``q_solved`` (n, n_q) SI as solved
-    (failed rows too) with their ``condition`` numbers (n,); ``angle``: the effector's unwrapped angle of these rows, or an
-    :class:`~linkcli.core.transforms.Unwrap` that unwraps it along consecutive blocks (rows in
-    solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows);
+    (failed rows too) with their ``condition`` numbers (n,); ``angle``: the effector's unwrapped
+    angle of these rows, or an :class:`~linkcli.core.transforms.Unwrap` that unwraps it along
+    consecutive blocks (rows in solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows);
     ``inputs`` (n, n_act): the rows' actuated inputs in file units, as requested."""
     n = len(inputs)
     table = ResultTable(n, units=units)

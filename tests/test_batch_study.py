@@ -307,7 +307,8 @@ def test_parameter_columns_carry_the_files_units(run_cli, tmp_path):
     """Each parameter column's header gives the unit its values are in: the field's declared
     dimension (linkcli.model.units) in the file's `units` for lengths and angles -- README
     "Units": a length in a mm file is mm, the angle of a frame's [x, y, angle] is deg -- and SI
-    otherwise (a mass is kg whatever the file says); a column of text values has no unit."""
+    otherwise (a mass is kg whatever the file says); a value written with a unit ("3.5 m") is
+    converted by pint to the column's unit (3500 mm), not left a text column without one."""
     text = FOURBAR.read_text(encoding="utf-8")
     assert "units: {length: m, angle: deg}" in text and "O4: [4, 0]}" in text
     mm = tmp_path / "fourbar_mm.yaml"  # the same four-bar, 1000 times smaller: it still closes
@@ -326,7 +327,8 @@ def test_parameter_columns_carry_the_files_units(run_cli, tmp_path):
     assert r.exit_code in (0, 1), r.output
     header = (tmp_path / "mm" / "s.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     assert header[:6] == ["variant", "links.ground.frames.O4[0] [mm]", "links.ground.frames.O4[2] [deg]",
-                          "links.crank.mass [kg]", "links.coupler.frames.B[0]", "status"]
+                          "links.crank.mass [kg]", "links.coupler.frames.B[0] [mm]", "status"]
+    assert [float(r["links.coupler.frames.B[0] [mm]"]) for r in read_csv(tmp_path / "mm" / "s.csv")] == [3.5, 3500.0]
     # the metre file: metres
     r = run_cli("batch", write_jobs(tmp_path, """      method: list
       parameters:

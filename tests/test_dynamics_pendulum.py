@@ -64,7 +64,8 @@ def test_pendulum_held_horizontal_by_a_motion_driver_matches_statics():
     # static: pin carries the weight (force on the rod: m g up), the driver the moment m g d
     assert np.allclose(r.reaction_force[:, 0], [0.0, M * G, 0.0], atol=1e-9)
     assert np.allclose(r.driver_force[:, 0], M * G * D, rtol=1e-12)
-    assert np.allclose(r.reaction_moment[:, 0], [0.0, 0.0, M * G * D], rtol=1e-12)  # includes the driver
+    # the pin transmits no moment about its axis: the driver's m g d is reported once, in driver_force
+    assert np.abs(r.reaction_moment[:, 0]).max() <= 1e-12 * M * G * D
     assert np.abs(r.q).max() < 1e-12 and np.abs(r.qd).max() < 1e-9
     assert np.abs(r.work_drivers).max() == 0.0
 

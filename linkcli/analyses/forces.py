@@ -208,7 +208,30 @@ def plan_kernels(mech: CompiledMechanism, req: ForcesRequest, *, equilibrium: bo
     imported; idempotent): inverse dynamics projects its kernels' cost over the sweep's points
     (:func:`forces_work_units`), the equilibrium runs none (:func:`linkcli.analyses.kernels.plan`).
     ``many``: a batch worker. The returned plan's ``compile and cold`` means this run compiles."""
+    if equilibrium and mech.n_actuated == 0:  # a free mechanism: freed in run_equilibrium, after this plan
+        return _plan(mech, 0, True, many)
     return _planned_path(mech, req, equilibrium=equilibrium, many=many)[2]
+
+
+def _freed_for_equilibrium(mech: CompiledMechanism) -> tuple[CompiledMechanism, str]:
+    """A mechanism with nothing actuated (a free pendulum) with its free freedoms made the
+    equilibrium's inputs (:func:`linkcli.core.kinetostatics.freed_mechanism` at the file's
+    assembly estimate), and the warning that says so. A structure (no freedom) or an estimate
+    whose loops do not close is an AnalysisInputError."""
+    from ..core import kinetostatics as ks
+    from ..core.sweep import configuration_at
+
+    start = configuration_at(mech, np.zeros(0))
+    if start.status != Status.CONVERGED:
+        raise AnalysisInputError(f"{mech.name}: nothing is actuated and the loops do not close at the file's "
+                                 "assembly estimate; correct the `assembly` estimate, or mark the inputs "
+                                 "`actuated: true`")
+    free = ks.freed_mechanism(mech, start.q)
+    if free.n_actuated == 0:
+        raise AnalysisInputError(NO_INPUTS["equilibrium"] + "; this mechanism has no free freedom (a structure)")
+    names = ", ".join(free.q_names[k] for k in free.q_actuated)
+    return free, (f"nothing is actuated: the rest position is sought over the free {names} (every freedom of a "
+                  f"free mechanism); --set and --sweep may name {'it' if free.n_actuated == 1 else 'them'}")
 
 
 def _plan(mech: CompiledMechanism, n_points: int, equilibrium: bool, many: bool) -> Plan:
@@ -454,13 +477,21 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     input: every sign change of the holding torque), or near the start point (no sweep, or
     several inputs). Columns: joint variables, holding torque left (the residual), reduced
     stiffness (N m/rad or N/m), stability, status."""
+    messages: list[str] = []  # notes of the search
+    if mech.n_actuated == 0:  # README: free freedoms are searched too, with a warning
+        _plan(mech, 0, True, False)  # first: the plan (no kernel) before freeing imports the kernels' modules
+        mech, note = _freed_for_equilibrium(mech)
+        messages.append(note)
     path, order, plan, _ = _planned_path(mech, req, equilibrium=True)  # first: before any kernel import
     from ..core import kinetostatics as ks
 
     motion = _swept_motion(mech, req, path, order, plan)
     path, loads, res, ok, gravity = motion.path, motion.loads, motion.res, motion.ok, motion.gravity
+    if res.other_branch is not None:
+        # rows off the estimate's assembly mode (solve's failed other_branch rows) start no search:
+        # they gave rest positions of the other mode, status ok, depending on where the sweep began
+        ok = ok & ~res.other_branch
     sweep_evs = sweep_events(mech, res, path)
-    messages: list[str] = []  # notes of the search
     if ok.any():
         # every free coordinate must be at rest, not only the actuated ones: idle freedoms (a
         # free hinge) join the search as inputs
@@ -478,7 +509,10 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
         messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
                         "equilibrium everywhere); the first point is reported")
-    if not eqs:
+    if not ok.any():
+        messages.append("no rest position searched: no point of the sweep is assembled in the mode of the file's "
+                        "assembly estimate (sweep where that mode reaches, or start nearer with --set)")
+    elif not eqs:
         messages.append("no rest position found: the holding torque keeps its sign along the sweep "
                         "(sweep a wider range, or start nearer with --set)")
     n = len(eqs)

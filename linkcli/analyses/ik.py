@@ -44,12 +44,54 @@ def target_pose(mech: CompiledMechanism, values: list[float]) -> tuple[np.ndarra
     return tf.make_transform(R, np.asarray(values[:3]) * ls), len(values) == 6
 
 
+def check_target_mode(mech: CompiledMechanism, values: list[float], mode: str | None) -> None:
+    """Refuse a target and a ``--mode`` that contradict each other (AnalysisInputError, exit 2):
+    ``full`` without an orientation (it would be solved for angle 0 unasked), or an orientation
+    with ``position``/``xy`` (it would be ignored)."""
+    oriented = len(values) == (3 if mech.planar else 6)
+    given = ",".join(f"{v:g}" for v in values)
+    position = values[:2] if mech.planar else values[:3]
+    if mode == "full" and not oriented and len(values) == len(position):
+        example = ",".join(f"{v:g}" for v in position) + (",0" if mech.planar else ",0,0,0")
+        what = "ANGLE" if mech.planar else "ROLL,PITCH,YAW"
+        raise AnalysisInputError(
+            f"--target {given} --mode full: full mode fits the tool's orientation too, and this target gives "
+            f"none; add the orientation ({what} in {mech.angle_unit}, e.g. --target {example}) or use --mode "
+            "position")
+    if mode in ("position", "xy") and oriented:
+        rest = ",".join(f"{v:g}" for v in values[len(position):])
+        raise AnalysisInputError(
+            f"--target {given} --mode {mode}: {mode} mode fits the tool's position only, so the orientation "
+            f"{rest} {mech.angle_unit} would be ignored; drop it (--target {','.join(f'{v:g}' for v in position)}) "
+            "or use --mode full")
+
+
+def check_guess_limits(mech: CompiledMechanism, guess: dict[str, float], a0: np.ndarray) -> None:
+    """Refuse a ``--guess`` outside its joint's ``limits`` (AnalysisInputError, exit 2): the solver
+    keeps every joint within its limits, so it could not start there. ``a0`` (n_act,) SI."""
+    for k, i in enumerate(mech.q_actuated):
+        name = mech.q_names[i]
+        lo, hi = mech.q_lower[i], mech.q_upper[i]
+        if name not in guess or lo <= a0[k] <= hi:
+            continue
+        rot = bool(mech.q_is_rotation[i])
+        scale, unit = (mech.angle_scale, mech.angle_unit) if rot else (mech.length_scale, mech.length_unit)
+        lo_f, hi_f = lo / scale, hi / scale
+        nearest = lo_f if a0[k] < lo else hi_f
+        raise AnalysisInputError(
+            f"--guess {name}={guess[name]:g}: outside the joint's limits [{lo_f:g}, {hi_f:g}] {unit}; ik keeps "
+            f"every joint within its limits, so start inside them (e.g. --guess {name}={nearest:g})")
+
+
 def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutcome:
     """Solve every target in turn: one case per target, failed when not reached (``unreachable``
     and ``no_assembly`` events say why)."""
     if not req.targets:
         raise AnalysisInputError("give at least one --target")
+    for values in req.targets:  # every target checked before any is solved
+        check_target_mode(mech, values, req.mode)
     a0 = actuated_values(mech, req.guess, "--guess", default=mech.q_init[mech.q_actuated])
+    check_guess_limits(mech, req.guess, a0)
     start = configuration_at(mech, a0)  # the start in the assembly mode of the file's estimate
     q = start.q if start.status == 0 else mech.q_init.copy()
     rows = []
@@ -87,6 +129,16 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
     pos_err = np.array([np.linalg.norm(r.task_residual[np.asarray(_position_rows(mech, m))]) if ok else np.nan
                         for (_, m, r), ok in zip(rows, posed, strict=True)])
     table.add_length("", "position_error", pos_err)
+    # full mode fits the orientation too: its error is the rotation angle between the target's and
+    # the reached tool frame (|log(R_target^T R_reached)|, file angle unit; empty on rows that fit
+    # the position only); a column only when some target asks for an orientation
+    full = np.array([m == "full" for _, m, _ in rows]) & posed
+    orient_err = np.full(len(rows), np.nan)
+    if full.any():
+        R_target = np.array([target_pose(mech, v)[0][:3, :3] for v, _, _ in rows])
+        R_error = np.swapaxes(R_target[full], -1, -2) @ T_reached[full, :3, :3]
+        orient_err[full] = np.linalg.norm(tf.log_so3(R_error), axis=-1)
+        table.add_angle("", "orientation_error", orient_err)
     # one length (file unit): each loop's largest misfit, angular ones times the mechanism size
     gaps = loop_gaps(mech, np.array([r.q for _, _, r in rows]))
     table.add_length("", "loop_residual", gaps.max(axis=-1, initial=0.0))
@@ -94,12 +146,15 @@ def run_ik(mech: CompiledMechanism, req: IKRequest, loaded=None) -> AnalysisOutc
     table.add("", "status", "", [r.status.name.lower() for _, _, r in rows])
     failed = sum(r.status != IKStatus.CONVERGED for _, _, r in rows)
     events: list[Event] = []
-    for k, ((values, mode, r), err) in enumerate(zip(rows, pos_err, strict=True)):
+    for k, ((values, mode, r), err, turn) in enumerate(zip(rows, pos_err, orient_err, strict=True)):
         target = f"target {k + 1} ({', '.join(f'{v:g}' for v in values)})"
         if r.status == IKStatus.UNREACHABLE:
+            turned = (f" and turned {turn / mech.angle_scale:.9g} {mech.angle_unit} from it (orientation_error)"
+                      if np.isfinite(turn) else "")
             events.append(Event("unreachable", f"{target} is unreachable in {mode} mode: the closest pose reached is "
-                                f"{err / mech.length_scale:.9g} {mech.length_unit} away (position_error)", k,
-                                {"position_error_m": float(err)}))
+                                f"{err / mech.length_scale:.9g} {mech.length_unit} away (position_error){turned}", k,
+                                {"position_error_m": float(err)}
+                                | ({"orientation_error_rad": float(turn)} if np.isfinite(turn) else {})))
         elif r.status == IKStatus.NO_ASSEMBLY:
             events.append(Event("no_assembly", f"{target}: no pose closes the loops", k))
     table.metadata["events"] = [e.message for e in events]

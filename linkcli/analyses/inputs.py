@@ -93,6 +93,20 @@ def parse_sweep(text: str) -> Sweep:
     return sweep
 
 
+def check_not_swept(values: dict[str, float], sweeps: list[Sweep], set_label: str = "--set",
+                    sweep_label: str = "--sweep") -> None:
+    """Refuse a variable given both a value (``values``, file units, as ``set_label``) and a
+    sweep (as ``sweep_label``): the sweep would drop the value silently (AnalysisInputError,
+    exit 2, naming both and the fix). Only for values and sweeps given together (a command
+    line, one batch job): a file's ``analysis.solve.set`` yields to a sweep given over it."""
+    for s in sweeps:
+        if s.name in values:
+            raise AnalysisInputError(
+                f"{set_label} {s.name}={values[s.name]:g} and {sweep_label} {s.name}={s.describe()} both give "
+                f"{s.name}: a swept variable takes the sweep's values, so the {set_label} would be dropped; "
+                f"give one of them (drop the {set_label}, or set another variable)")
+
+
 def finite_number(text: str) -> float:
     """``float(text)`` refusing nan and +-inf (ValueError), which no option of linkcli means."""
     value = float(text)
@@ -227,6 +241,19 @@ def check_joint_value(mech: CompiledMechanism, k: int, value_si: float, what: st
         raise AnalysisInputError(f"{what} {unit} {problem}")
 
 
+def file_value(si: float, scale: float) -> float:
+    """The value in file units (``scale``: SI per file unit) of an SI value that came from the
+    file: the shortest decimal (12, else 15 significant digits) whose SI value is exactly ``si``
+    (``30`` for 30 deg's radians, where ``si / scale`` gives 29.999999999999996), else
+    ``si / scale``. The echo differs from the SI value used by no bit."""
+    x = float(si) / scale
+    for digits in (12, 15):
+        clean = float(f"{x:.{digits}g}")
+        if clean * scale == si:
+            return clean
+    return x
+
+
 def format_inputs(mech: CompiledMechanism, a: np.ndarray, digits: int = 6) -> str:
     """``crank = 30 deg, slide = 0.2 m``: actuated values (n_act,) SI in the file's units."""
     parts = []
@@ -255,7 +282,8 @@ def input_grid(mech: CompiledMechanism, values: dict[str, float], sweeps: list[S
     """The sweep of ``sweeps`` (``mode`` "grid" or "zip") around the actuated values
     ``values`` (file units; the others at the assembly estimate), see :class:`InputGrid`."""
     base = actuated_values(mech, values, option, default=mech.q_init[mech.q_actuated])
-    base_file = base / actuated_scale(mech)
+    # the others (the assembly estimate) as the file wrote them: 30, not 29.999999999999996
+    base_file = np.array([file_value(si, sc) for si, sc in zip(base, actuated_scale(mech), strict=True)])
     for name, v in values.items():  # as asked, not through SI
         base_file[actuated_index(mech, name, option)] = v
     file, order, swept = _grid(mech, base_file, sweeps, mode)

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import transforms as tf
-from ..core.dynamics.accuracy import BALANCE_RTOL, EnergyBalanceCheck, reference_energy, whole_steps
+from ..core.dynamics.accuracy import (
+    BALANCE_RTOL,
+    REGULARISED_SHARE,
+    EnergyBalanceCheck,
+    closure_tolerance,
+    reference_energy,
+    whole_steps,
+)
 from ..core.loop_closure import Status
 from ..core.mechanism import DRIVE_MOTION, CompiledMechanism
 from ..core.profiles import evaluate_profile
@@ -117,7 +124,7 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
     # the start in the assembly mode of the file's estimate, followed there by continuation
     # (plain Newton from the estimate at distant inputs may land in the other mode or wound)
-    start = configuration_at(mech, a0, tol=ASSEMBLY_TOL)
+    start = configuration_at(mech, a0, tol=min(ASSEMBLY_TOL, req.tol))  # closed to the run's tolerance
     if start.status != Status.CONVERGED:
         msg = f"cannot start at the initial values: {unreached_message(mech, start, a0)}"
         return _not_started("no_assembly", msg, messages)
@@ -132,7 +139,8 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         messages.append(note)
     from ..core.loop_closure import mechanism_size
 
-    tab = _Tabulator(mech, reference_energy(float(mech.link_mass[1:].sum()), mechanism_size(mech), req.t_end))
+    tab = _Tabulator(mech, reference_energy(float(mech.link_mass[1:].sum()), mechanism_size(mech), req.t_end),
+                     closure_m=(req.tol, mechanism_size(mech)))
     spool = None if block_rows is None else _scratch(TableSpool, scratch_dir)
     wall, cpu = time.perf_counter(), time.process_time()
     from ..core.dynamics import simulate, simulate_chunks
@@ -158,8 +166,12 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         jit.record_run("simulate", plan, _work_units(mech, round(tab.t_last / res.dt), tab.n), cpu)
     messages += list(res.warnings)
     status, message = res.status, res.message
-    if res.ok and not tab.balance.ok:  # every row kept; the run says from when they are not accurate
-        status, message = "inaccurate", tab.balance_message()
+    if res.ok and tab.open_from is not None:  # the integrator checks this; a row open all the same is flagged
+        status, message = "inaccurate", tab.open_message()
+    elif res.ok and not tab.balance.ok:  # every row kept; the run says from when they are not accurate
+        status, message = "inaccurate", tab.balance_message(res.dt)
+    elif res.ok and tab.balance.regularised_from is not None:  # a freedom without inertia rings
+        status, message = "inaccurate", tab.regularised_message(res.massless_springs)
     elif res.ok and getattr(loaded, "model", None) is not None:  # a damper ringing: the balance closes, forces wrong
         from ..model.checks import damper_step_problems
 
@@ -311,9 +323,12 @@ class _Tabulator:
     the energy at t = 0 of the balance error; so the blocks joined are the table of the whole
     run, bit for bit. ``cpu``: CPU time spent tabulating (s), for the caller to keep apart."""
 
-    def __init__(self, mech: CompiledMechanism, reference_J: float = 0.0) -> None:
+    def __init__(self, mech: CompiledMechanism, reference_J: float = 0.0,
+                 closure_m: tuple[float, float] | None = None) -> None:
         """``reference_J``: the mechanism's energy unit for the balance's round-off floor
-        (:func:`~linkcli.core.dynamics.accuracy.reference_energy`)."""
+        (:func:`~linkcli.core.dynamics.accuracy.reference_energy`); ``closure_m``: (tol, mechanism
+        size m) of the run's closure tolerance (:func:`~linkcli.core.dynamics.accuracy.closure_tolerance`):
+        ``open_from`` is the first saved time (s) whose constraint residual exceeds it (None: none)."""
         from ..core.transforms import Unwrap
 
         self.mech, self.units = mech, Units.of(mech)
@@ -323,6 +338,7 @@ class _Tabulator:
         self.max_residual = self.max_balance_error = 0.0
         self.peak_load = np.zeros(len(mech.driver_names))
         self.balance = EnergyBalanceCheck(reference_J=reference_J)
+        self.closure_m, self.open_from, self.open_by = closure_m, None, 0.0
 
     def block(self, res) -> ResultTable:
         """The table rows of the SimulationResult ``res`` (the next rows of the run), columns:
@@ -338,9 +354,17 @@ class _Tabulator:
             self.t_last = float(res.t[-1])
         # np.max, not max(): a NaN anywhere stays NaN as in one reduction over the whole run
         self.max_residual = float(np.max([self.max_residual, res.constraint_residual.max(initial=0.0)]))
+        if n and self.closure_m is not None and self.open_from is None:
+            extent = np.abs(res.link_pose[:, :, :3, 3]).max(axis=(1, 2))  # m, round-off scale of positions
+            limit = np.array([closure_tolerance(*self.closure_m, float(e)) for e in extent])
+            bad = ~(res.constraint_residual <= limit)
+            if bad.any():
+                i = int(np.argmax(bad))
+                self.open_from, self.open_by = float(res.t[i]), float(res.constraint_residual[i])
         self.max_balance_error = float(np.max([self.max_balance_error, np.abs(balance).max(initial=0.0)]))
         self.balance.update(res.t, res.kinetic, res.potential, res.total,
-                            (res.work_dampers, res.work_drivers, res.work_loads), balance)
+                            (res.work_dampers, res.work_drivers, res.work_loads), balance,
+                            getattr(res, "kinetic_regularising", None))
         self.peak_load = np.max([self.peak_load, np.abs(res.driver_force).max(axis=0, initial=0.0)], axis=0)
         table = ResultTable(n, units=self.units)
         table.add("", "t", "s", res.t)
@@ -386,13 +410,58 @@ class _Tabulator:
         for k, c in enumerate(("qw", "qx", "qy", "qz")):
             table.add(name, c, "", quat[:, k])
 
-    def balance_message(self) -> str:
-        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`)."""
+    def open_message(self) -> str:
+        """Why rows are not valid: the joints open beyond the run's closure tolerance."""
+        tol, size = self.closure_m
+        return (f"the joints are open by {self.open_by:.3g} m at t = {self.open_from:.6g} s, more than the run's "
+                f"closure tolerance {tol * size:.3g} m (tol times the mechanism size): the rows from there on are not "
+                "a motion of the mechanism; every row is kept")
+
+    def balance_message(self, dt: float) -> str:
+        """Why the energy balance is not trusted (see :mod:`linkcli.core.dynamics.accuracy`):
+        a motion driver whose rate jumps between the last good row and the first bad one
+        (two steps ``dt``, s, of margin) is named as the cause (an impulsive start or stop, which no step fixes);
+        otherwise the step."""
+        from ..core.dynamics.accuracy import motion_rate_jumps
+
         b = self.balance
-        return (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
-                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on): the "
-                "motion is not accurate from there (an unstable or too coarse time step: a spring too stiff or a "
-                "motion too fast for dt); every row is kept; try a smaller dt")
+        assert b.bad_from is not None  # called for a bad balance only
+        head = (f"energy balance error {self.max_balance_error:.3g} J, {100 * b.worst:.3g} % of the run's energy "
+                f"scale {b.scale:.3g} J (more than {100 * BALANCE_RTOL:g} % from t = {b.bad_from:.6g} s on)")
+        after = -np.inf if b.good_until is None else b.good_until - 2 * dt
+        at = [(name, t, jump) for name, t, jump in motion_rate_jumps(self.mech, self.t_last)
+              if after < t <= b.bad_from + 2 * dt]
+        if at:
+            name, t, jump = max(at, key=lambda a: a[2])
+            k = self.mech.driver_q[self.mech.driver_names.index(name)]
+            rot = self.mech.q_is_rotation[k]
+            scale, unit = (self.mech.angle_scale, self.mech.angle_unit) if rot else \
+                (self.mech.length_scale, self.mech.length_unit)
+            fix = (f"end the run at t = {t:.6g} s or before, or make the driver's rate continuous there (a cycloidal "
+                   "ramp, a table that comes to rest)" if t > 0 else
+                   "start the driver at rest (a cycloidal ramp) or start the run with the driver's rate")
+            return (f"{head}: motion driver '{name}' changes its prescribed rate by {jump / scale:.4g} {unit}/s at "
+                    f"t = {t:.6g} s (its profile starts, bends or ends there with a rate): the joint is started or "
+                    "stopped within one step, an impulse the energy balance, driver load and reactions of that step "
+                    "do not hold; the rows before are accurate; every row is kept. A smaller dt does not fix it: "
+                    f"{fix}")
+        return (f"{head}: the motion is not accurate from there (an unstable or too coarse time step: a spring too "
+                "stiff or a motion too fast for dt); every row is kept; try a smaller dt")
+
+    def regularised_message(self, springs: tuple[str, ...]) -> str:
+        """Why a run whose freedoms without inertia move fast is not physical (see
+        :data:`~linkcli.core.dynamics.accuracy.REGULARISED_SHARE`); ``springs`` the springs on them."""
+        b = self.balance
+        on = (f"{', '.join(springs)} act{'s' * (len(springs) == 1)} on a freedom without mass or inertia of its own "
+              f"and ring{'s' * (len(springs) == 1)} on the regularising inertia the integrator gives it"
+              if springs else "a link without mass or inertia of its own moves fast on the regularising mass the "
+              "integrator gives it (see the warnings)")
+        return (f"the kinetic energy of the regularising masses reaches {b.regularised_peak:.3g} J, up to "
+                f"{100 * b.regularised_worst:.3g} % of the energy the run has moved by then (more than "
+                f"{100 * REGULARISED_SHARE:g} % from t = {b.regularised_from:.6g} s on): {on}; that motion (the "
+                "spring's deflection, rate and force, the link's turning) is set by the arbitrary regularisation, "
+                "not by physics; every row is kept, a "
+                "smaller dt does not fix it: give the link its mass properties (inertia in kg m^2 about its cg)")
 
     def summary(self, res, wall: float, status: str | None = None, message: str | None = None) -> dict:
         """The run's summary (``res`` a SimulationResult or SimulationRun, for dt and counts;

@@ -37,13 +37,14 @@ def run_solve_job(mech, loaded, options, many: bool = False) -> Outcome:
 def solve_request(loaded, options, many: bool = False):
     """The :class:`~linkcli.analyses.solve.SolveRequest` of a solve job: the job's options
     merged over the file's ``analysis.solve`` (the study fast path builds the same one)."""
-    from ..analyses.inputs import Sweep
+    from ..analyses.inputs import Sweep, check_not_swept
     from ..analyses.solve import request_from_defaults
 
     req = request_from_defaults(loaded.model.analysis.solve)
     given = _given(options)
     if given & {"sweep", "set"}:
         req = replace(req, sweeps=[Sweep(n, r.from_, r.to, r.step, r.num) for n, r in options.sweep.items()])
+        check_not_swept(dict(options.set), req.sweeps, "options.set", "options.sweep")  # as the commands
     req = replace(req, set={**req.set, **options.set}, rates={**req.rates, **options.rates},
                   accelerations={**req.accelerations, **options.accelerations},
                   mode=options.mode if "mode" in given else req.mode,
@@ -98,12 +99,13 @@ def run_simulate_job(mech, loaded, options, many: bool = False, scratch_dir: str
 # --- forces (issue 12): the same merge rules as `linkcli forces` ----------------------------------------
 def run_forces_job(mech, loaded, options, many: bool = False) -> Outcome:
     from ..analyses.forces import request_from_defaults, run_forces
-    from ..analyses.inputs import Sweep
+    from ..analyses.inputs import Sweep, check_not_swept
 
     req = request_from_defaults(loaded.model)
     given = _given(options)
     if given & {"sweep", "set"}:
         req = replace(req, sweeps=[Sweep(n, r.from_, r.to, r.step, r.num) for n, r in options.sweep.items()])
+        check_not_swept(dict(options.set), req.sweeps, "options.set", "options.sweep")  # as the commands
     req = replace(req, set={**req.set, **options.set}, speeds={**req.speeds, **options.speed},
                   accelerations={**req.accelerations, **options.accelerations},
                   static=options.static if "static" in given else req.static,

@@ -127,6 +127,26 @@ def parameter_unit(data: Any, path: Sequence) -> str:
     return column_unit(q.dim, units, _joint_variable_kind(data, tuple(path), JOINT_VARIABLE_KINDS))
 
 
+def parameter_number(data: Any, path: Sequence, value: Any) -> float | None:
+    """A study parameter's value as a number in the unit of :func:`parameter_unit`: a number as
+    it is; a string with a unit (``"0.5 lbf*in/deg"``, ``"25 mm"``) converted by pint
+    (:func:`linkcli.model.units.convert`, as the file's loader converts it) when the path has a
+    known unit; None otherwise (the column stays text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str) or not parameter_unit(data, path):
+        return None
+    from ..model.units import UnitProblem, convert, quantity_at
+
+    data = data if isinstance(data, dict) else {}
+    q = quantity_at(Mechanism, path, data, {"kind": data.get("kind", "planar")})
+    units = data.get("units") if isinstance(data.get("units"), dict) else {}
+    try:
+        return float(convert(value, q.dim, units)) if q is not None else None
+    except UnitProblem:
+        return None
+
+
 def _joint_variable_kind(data: dict, path: tuple, kinds_of: dict) -> str:
     """``length``/``angle`` for a joint's limit or assembly estimate at ``path``, "" otherwise."""
     if path[:1] == ("joints",) and len(path) >= 3 and path[2] == "limits":
@@ -177,5 +197,5 @@ def _set(node: Any, path: tuple, value: Any) -> Any:
     raise PathProblem(f"cannot set {key!r} in {_kind(node)}")  # check_settable() rules this out
 
 
-__all__ = ["ParameterPath", "PathProblem", "get_value", "check_settable", "nominal_number", "parameter_unit",
-           "with_values"]
+__all__ = ["ParameterPath", "PathProblem", "get_value", "check_settable", "nominal_number", "parameter_number",
+           "parameter_unit", "with_values"]

@@ -22,7 +22,7 @@ from ..errors import MechanismFileError
 from .executors import TaskLost, TaskTimedOut, WorkerDied
 from .figures import CheckResult, FigureValue, default_figures, reference_paths
 from .journal import Journal, unit_key
-from .paths import parameter_unit
+from .paths import parameter_number, parameter_unit
 from .plan import BatchPlan, UnitPlan, output_folder, with_skipped_checks
 from .sampling import sample
 from .worker import (
@@ -402,8 +402,11 @@ def study_table(st: _Study):
     table.add("", "variant", "", np.array([r.index for r in rows], dtype=np.int64))
     for k, p in enumerate(unit.params):
         col = [st.values[r.index][k] for r in rows]
-        if all(_is_number(v) for v in col):  # in the file's units (a text column, e.g. "25 mm", has none)
-            table.add("", p.text, parameter_unit(unit.data, p.keys), np.array(col, dtype=float))
+        # in the file's units: values with a unit ("25 mm", "0.5 lbf*in/deg") converted by pint to
+        # the column's unit; text that is no quantity of the path's unit stays a text column
+        numbers = [parameter_number(unit.data, p.keys, v) for v in col]
+        if all(x is not None for x in numbers):
+            table.add("", p.text, parameter_unit(unit.data, p.keys), np.array(numbers, dtype=float))
         else:
             table.add("", p.text, "", np.array([str(v) for v in col], dtype=str))
     table.add("", "status", "", np.array([r.status for r in rows], dtype=str))

@@ -15,8 +15,10 @@ the solution of one linear system per point, ``G^T lambda = Q - M a - gyro``, so
 points at once. Each actuated input is a motion-driver row (the driving torque/force is minus
 its multiplier, as in ``simulate``); joint reactions come from the multipliers through
 :func:`linkcli.core.dynamics.outputs.sample_outputs`, the same code that reports ``simulate``'s
-reactions, so they mean exactly the same thing: the wrench the joint exerts ON ITS CHILD, world
-frame, moment about the child's joint-frame origin (the parent gets the opposite).
+reactions, so they mean exactly the same thing: the wrench the joint's own constraint exerts ON
+ITS CHILD, world frame, moment about the child's joint-frame origin (the parent gets the
+opposite); a driver's torque/force is not part of it (``driver_force`` only, see
+:mod:`linkcli.core.dynamics.reactions`).
 
 Statically indeterminate mechanisms (more independent-looking rows than body coordinates, e.g.
 a spatial model of a planar loop) get the minimum-norm multipliers of the scaled system (angular
@@ -178,8 +180,9 @@ class ForcesResult:
     driver_force (n, n_act): torque (N m) or force (N) each actuated joint applies to its child
         along its variable (what the motor must deliver; = ``simulate``'s driver torque).
     reaction_force (n, n_j, 3) N, reaction_moment (n, n_j, 3) N m: wrench of each joint on its
-        child (includes the driving torque of an actuated joint), moment about the child's
-        joint-frame origin; ``*_local``: the same in the child's joint-frame axes.
+        child from the joint's own constraint (the driving torque/force is ``driver_force``
+        only: a revolute's moment about its axis is 0), moment about the child's joint-frame
+        origin; ``*_local``: the same in the child's joint-frame axes.
     axial (n, n_axial, 3): length m, rate m/s, force N (tension positive);
     torsional (n, n_tors, 3): angle rad, rate rad/s, torque N m on the child.
     inertia_force (n, n_b, 3) N, inertia_moment (n, n_b, 3) N m: d'Alembert loads ``-m a`` and
@@ -667,10 +670,20 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     is refined by safeguarded Newton (the bracket is kept); a single point is a Newton start.
     Several inputs: Newton from the first assembled point (steps limited to 0.2 rad or 0.1 of the
     mechanism size, halved until the holding torque decreases), else from a few more points of
-    the path. Newton uses the analytic reduced stiffness; each iterate is assembled by
-    the loop-closure solver (``tol``) from the nearest known configuration.
+    the path. Newton uses the analytic reduced stiffness; each iterate is the configuration the
+    branch of the previous one has at its inputs, followed there by continuation
+    (:func:`linkcli.core.sweep.configuration_at` from the previous iterate, straight only), so
+    rest positions keep the path's assembly mode and the turns its passive angles have by
+    continuous motion (the whole-turn rule of sweep.py: plain Newton from the previous iterate at
+    a bisection midpoint half a bracket away landed in the other mode or whole turns away, and a
+    spring read there gave a rest position that is none). A Newton run that stalls (its bracket
+    collapsed, or its steps below rounding) is converged only when the holding torque is within
+    the tolerance or the Newton correction ``K^-1 tau`` is below ``sqrt(tol)`` rad (or of the
+    mechanism size) at a regular configuration: a sign change across a reassembly or a
+    singular configuration (where the holding torque passes through infinity) is no rest
+    position.
     """
-    from .loop_closure import solve_configuration
+    from .sweep import configuration_at
 
     a_path, q_path = np.atleast_2d(a_path), np.atleast_2d(q_path)
     idx = np.flatnonzero(ok)
@@ -688,9 +701,23 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
     max_step = np.where(rot, 0.2, 0.1 * mechanism_size(mech))
 
-    def assemble(a, guess):
-        res = solve_configuration(mech, a[None], guess[None], tol=tol)
-        return res.q[0], int(res.status[0]) == 0
+    last_condition = [1.0]  # the kinematic condition of the latest iterate
+
+    def assemble(a, guess):  # (guess: a configuration at its own inputs, on the path's branch)
+        point = configuration_at(mech, a, guess, tol=tol)
+        last_condition[0] = point.condition
+        return point.q, point.status == 0 and point.route in ("estimate", "continuation")
+
+    def settled(a, t, k):
+        """A stalled Newton run is at a rest position (see the docstring)."""
+        if np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau:
+            return True
+        try:
+            correction = np.abs(np.linalg.solve(k, t))
+        except np.linalg.LinAlgError:
+            return False
+        resolution = np.sqrt(tol) * np.where(rot, 1.0, mechanism_size(mech)) * (1.0 + np.abs(a))
+        return bool(np.all(correction <= resolution) and last_condition[0] <= SINGULAR_CONDITION)
 
     def evaluate(q):
         s = reduced_stiffness(mech, q[None], extra_loads=extra_loads, gravity=gravity)
@@ -738,7 +765,7 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                 else:
                     hi = a_new
             if np.abs(a_new - a).max() <= 1e-14 * (1.0 + np.abs(a).max()):
-                return a_new, q_new, t_new, k_new, True, it
+                return a_new, q_new, t_new, k_new, settled(a_new, t_new, k_new), it
             a, q, t, k = a_new, q_new, t_new, k_new
         return a, q, t, k, np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau, it
 

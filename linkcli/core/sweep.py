@@ -17,7 +17,8 @@ estimate's own inputs, followed there by continuation; the other way round for a
 when a limit of motion blocks the straight way; a named failure otherwise), and a sweep's first
 point is that configuration. Winding: continuation keeps angles continuous (a winding reached by
 continuous motion, e.g. a double crank's joints, is physical and kept); a configuration obtained
-by (re)assembly instead (a first point the estimate's branch does not reach, the first converged
+by (re)assembly instead (the assembly at the estimate's own inputs, a first point the estimate's
+branch does not reach, the first converged
 point after failed ones, a restart) takes for each passive rotation variable the representative
 q + 2 pi k nearest its reference: the last good point before it, else the estimate
 (:func:`_keep_turns`, the whole run shifted alike). Runs so started are checked against the
@@ -437,6 +438,8 @@ def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray
             res = assemble(mech, a0, q_start, tol=tol)
             return np.asarray(res.q if res.status == Status.CONVERGED else q_start, dtype=np.float64), False
         q = np.asarray(start.q, dtype=np.float64)
+    else:  # found by assembly too: passive angles nearest the estimate, as ``assemble`` (and _home) gives them
+        q = np.ascontiguousarray(nearest_turn(mech, q, q_start, passive_only=True), dtype=np.float64)
     if np.array_equal(a, a0):
         return q, True
     if np.max(np.abs(a0 - a) / _input_step_limit(mech, max_step)) <= 1.0:

@@ -18,9 +18,12 @@ prepended to the path as a coarse point of its own, so the kernel's first-point 
 (Newton from ``q_start``) and coarse continuation (tangent predictor, corrector, bisection)
 carry the branch to the first input -- the same algorithm as ``solve_sweep``'s first point when Newton from
 the estimate converges and the continuation needs no restart (equal to rounding: ~1e-15 rad
-measured). ``VariantSweep.clean`` says where that holds and nothing else happened that an
-analysis reports (every point converged, no reassembly, no sign change of det J_p, no singular
-point); callers take the general path (``solve_sweep`` and the full analysis) for the others.
+measured); the rows are then shifted by the whole turns that bring the assembly at the
+estimate's inputs nearest the estimate, as ``solve_sweep`` takes it (the whole-turn rule:
+Newton from a poor estimate can converge whole turns away). ``VariantSweep.clean`` says where
+that holds and nothing else happened that an analysis reports (every point converged, no
+reassembly, no sign change of det J_p, no singular point); callers take the general path
+(``solve_sweep`` and the full analysis) for the others.
 
 Figures of the variants come from :meth:`VariantKernel.link_poses`,
 :meth:`~VariantKernel.frame_positions` and :meth:`~VariantKernel.transmission_angles`: the
@@ -32,6 +35,7 @@ tests/test_study_fast_path.py checks them against the 4x4 functions on random va
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -120,6 +124,9 @@ class VariantKernel:
         self._step_joint = np.array([j for _, _, j, _ in self._steps], dtype=int)
         self._step_forward = np.array([f for _, _, _, f in self._steps], dtype=bool)
         self.loops = fourbar_loops(mech)  # topology only: lengths come per variant
+        rot = np.array(mech.q_is_rotation, dtype=bool)
+        rot[mech.q_actuated] = False
+        self._turn_cols = np.flatnonzero(rot).tolist()  # passive rotation variables (whole-turn rule)
 
     # -- geometry ---------------------------------------------------------------------------
     def geometry(self, T_link_frame: np.ndarray, T_parent_joint: np.ndarray,
@@ -195,6 +202,7 @@ class VariantKernel:
     # -- the sweep ----------------------------------------------------------------------------
     def sweep(self, g: VariantGeometry, v: int, Q_act: np.ndarray, q_start: np.ndarray, tol: float) -> VariantSweep:
         """Variant v's sweep along Q_act (n, n_act) SI from the estimate q_start (n_q,)."""
+        from . import sweep as sw
         from . import sweep_kernel as pk
 
         n, n_q, n_l = len(Q_act), self.mech.n_q, self.mech.n_loops
@@ -216,6 +224,13 @@ class VariantKernel:
         reassembled = np.zeros(n + 1, dtype=np.bool_)
         pk.sweep(self.mi, g.mf[v], wf, wi, Q, np.array(q_start, dtype=np.float64), coarse, float(tol), rules.MAX_ITER,
                  q, status, resid, worst, cond, det, reassembled)
+        first, est = q[0].tolist(), q_start.tolist()
+        if status[0] == Status.CONVERGED and any(abs(first[k] - est[k]) > math.pi for k in self._turn_cols):
+            # the whole-turn rule of solve_sweep's first point (assembled at the estimate's own
+            # inputs: passive angles nearest the estimate), the run continued from it shifted
+            # alike (only when some angle is more than half a turn away: the common case costs
+            # this test, a few Python operations, instead of the shift's numpy calls)
+            sw._shift_turns(self.mech, q, 0, n + 1, q_start)
         clean = bool(np.all(status == Status.CONVERGED) and not reassembled.any()
                      and det[1] != 0.0 and np.all(det[1:] == det[1]) and np.all(cond[1:] <= SINGULAR_CONDITION))
         return VariantSweep(q[1:], status[1:], resid[1:], cond[1:], det[1:], clean)

@@ -549,6 +549,7 @@ class Checker:
             self.mass_without_distribution(path, name, mass, cg, inertia)
             self.inertia_plausible(path, name, mass, cg, inertia, frames, extra)
         self.spring_steps()
+        self.driver_rate_jumps()
         self.quantity_kinds()
 
     def gravity_magnitude(self) -> None:
@@ -620,6 +621,35 @@ class Checker:
         dt = sim.dt if sim is not None else 1e-3
         where = "analysis.simulate.dt" if sim is not None else "the default dt"
         self.problems += spring_step_problems(self.m, dt, where) + damper_step_problems(self.m, dt, where)
+
+    def driver_rate_jumps(self) -> None:
+        """A warning per motion driver whose prescribed rate jumps (:func:`motion_rate_jumps`):
+        the integrator must change the joint's speed within one step, an impulse whose size
+        depends on the step, so the energy balance, driver loads and reactions of that step are
+        not physical (and no smaller dt removes it)."""
+        for name, d in self.m.drivers.items():
+            if d.kind != "motion" or d.joint not in self.joints:
+                continue
+            jumps = motion_rate_jumps(d, self.m.assembly.get(d.joint))
+            if not jumps:
+                continue
+            rotation = self.joints[d.joint][0] == "revolute"
+            unit = f"{self.m.units.angle if rotation else self.m.units.length}/s"
+            listed = "; ".join(f"at t = {t:g} s ({what}) from {before:.4g} to {after:.4g} {unit}"
+                               for t, before, after, what in jumps[:3])
+            more = f"; and {len(jumps) - 3} more" if len(jumps) > 3 else ""
+            t_last, what = jumps[-1][0], jumps[0][3]
+            key = {"table": "t", "ramp": "t_end" if what == "end" else "t_start"}[d.type]
+            hint = ("Use shape: cycloidal (zero rate at both ends)." if d.type == "ramp" else
+                    ("Use interpolation: cubic (a linear table's rate jumps at every knot where its slope "
+                     "changes); " if d.interpolation == "linear" else "")
+                    + f"end the run at t = {t_last:g} s or before (t_end), or add knots that bring the joint to rest "
+                    "(`linkcli validate` shows whether the end is still moving).")
+            self.warn(("drivers", name, key),
+                      f"motion driver '{name}' of joint '{d.joint}': the prescribed rate jumps {listed}{more}: the "
+                      "joint's speed changes within one step (an impulsive start or stop), so the energy balance, "
+                      "the driver's load and the reactions at that step are not physical, and no smaller dt "
+                      "fixes them", hint)
 
     def quantity_kinds(self) -> None:
         """Values written with units in fields that take a length or an angle (joint values,
@@ -806,6 +836,52 @@ def damper_step_problems(m: Mechanism, dt: float, where: str) -> list[Problem]:
                 f"Use dt < {DAMPING_STEP_LIMIT * inertia / e.damping:.3g} s, or check the damping unit "
                 "(N s/m or N m s/rad whatever the file's units).", "warning", DAMPER_STEP))
     return problems
+
+
+#: a prescribed rate jump smaller than this times the profile's own rate scale (its largest
+#: |change of value| / duration) is round-off (a cubic table that ends flat has an end slope of
+#: ~1e-15 of it), not an impulse
+RATE_JUMP_RTOL = 1e-6
+
+
+def motion_rate_jumps(d, assembly_value=None) -> list[tuple[float, float, float, str]]:
+    """``(t, rate before, rate after, where)`` of each time ``t`` (s) at which motion driver
+    ``d``'s prescribed rate jumps (file units per s; ``where``: "start", "end" or "knot"),
+    following :mod:`linkcli.core.profiles` (the same profiles, held at their end values outside
+    a ramp or table): a linear ramp jumps at both ends, a table where it starts after t = 0 and
+    where it ends moving (a cubic table's end slope, scipy's not-a-knot spline as the core's),
+    a linear table also at every knot where its slope changes. Constant, constant-speed,
+    harmonic and cycloidal drivers are smooth. ``assembly_value``: a ramp's default start."""
+    jumps: list[tuple[float, float, float, str]] = []
+    if d.type == "ramp" and d.shape == "linear" and d.t_end is not None and d.end is not None:
+        start = d.start if d.start is not None else assembly_value
+        if not isinstance(start, (int, float)) or d.t_end <= d.t_start:
+            return []
+        rate = (d.end - start) / (d.t_end - d.t_start)
+        scale = abs(rate)
+        jumps = [(float(d.t_start), 0.0, rate, "start"), (float(d.t_end), rate, 0.0, "end")]
+    elif d.type == "table" and d.t is not None and d.values is not None and len(d.t) == len(d.values) >= 2:
+        t, v = np.asarray(d.t, float), np.asarray(d.values, float)
+        if np.any(np.diff(t) <= 0):
+            return []
+        slopes = np.diff(v) / np.diff(t)
+        scale = float(np.abs(slopes).max())
+        if d.interpolation == "cubic":
+            from scipy.interpolate import CubicSpline  # the core's table profile (model imports it lazily)
+
+            spline = CubicSpline(t, v)
+            first, last = float(spline(t[0], 1)), float(spline(t[-1], 1))
+        else:
+            first, last = float(slopes[0]), float(slopes[-1])
+            jumps += [(float(t[k + 1]), float(slopes[k]), float(slopes[k + 1]), "knot")
+                      for k in range(len(slopes) - 1)]
+        jumps = [(float(t[0]), 0.0, first, "start"), *jumps, (float(t[-1]), last, 0.0, "end")]
+    else:
+        return []
+    # a table that starts at t <= 0 starts the run at its own rate (no jump); a ramp's rate at
+    # t_start itself is 0 (the core's profile), so a linear ramp from t = 0 jumps in the first step
+    return [j for j in jumps if abs(j[2] - j[1]) > RATE_JUMP_RTOL * scale
+            and not (d.type == "table" and j[3] == "start" and j[0] <= 0)]
 
 
 def check(m: Mechanism) -> list[Problem]:

@@ -80,7 +80,7 @@ MUTATIONS = [
              'SweepEvent(int(i), "singular_crossing"', 'SweepEvent(int(i) + 1, "singular_crossing"', KINEMATICS,
              "singular-crossing event reported one grid point late"),
     Mutation("edge-ik-ignores-limits", "linkcli/core/inverse.py",
-             "q_new = np.clip(q + dq, mech.q_lower, mech.q_upper)", "q_new = q + dq",
+             "q_new = np.clip(q[a] + dq, mech.q_lower, mech.q_upper)", "q_new = q[a] + dq",
              ("tests/reference", "tests/test_cli.py"), "IK steps leave the joint limits"),
     Mutation("edge-fine-branch-check-off", "linkcli/core/continuation.py",
              "return dev > 0.25 * span + 1e-6", "return False", KINEMATICS,

@@ -119,3 +119,120 @@ def test_a_pose_that_cannot_close_its_loops_is_not_presented():
     assert out.n_failed == 1 and table["status"][0] == "no_assembly"
     for name in ("crank_pin.q [deg]", "A.q [deg]", "reached.x [m]", "reached.y [m]", "position_error [m]"):
         assert np.isnan(table[name][0]), name
+
+
+# --- the closest pose where the attempts crawl: singular minima, limits, batches -------------------
+R3_HOLE = R3.replace("a: 0.8}", "a: 0.3}").replace("a: 0.5}", "a: 0.2}")
+
+
+@pytest.mark.parametrize("radius", [0.0, 0.1, 0.2236, 0.45, 0.4999])
+def test_planar_3r_target_in_the_inner_hole(radius):
+    """3R (1, 0.3, 0.2) reaches the annulus 0.5 <= |p| <= 1.5: a target at radius R < 0.5 is
+    0.5 - R from the closest pose, the arm folded back (elbow at 180 deg, wrist straight): a
+    singular pose, where damped Gauss-Newton converges only linearly. Tolerance 1e-9 m as above."""
+    mech = mech_from_yaml(R3_HOLE)
+    target = [radius * np.cos(0.7), radius * np.sin(0.7)]
+    out = run_ik(mech, IKRequest([target], mode="position"))
+    table = out.table
+    assert out.n_failed == 1 and table["status"][0] == "unreachable"
+    assert table["position_error [m]"][0] == pytest.approx(0.5 - radius, abs=1e-9)
+    elbow, wrist = np.radians(table["j2.q [deg]"][0]), np.radians(table["j3.q [deg]"][0])
+    # the minimum pins the fold to ~1e-10 rad (the polish stops at a scaled gradient of 1e-10)
+    assert abs(np.cos(elbow) + 1) < 1e-12 and abs(np.sin(wrist)) < 1e-7
+    if radius > 0:  # ... and the folded arm points at the target (at R = 0 every direction is closest)
+        reached = np.array([table["reached.x [m]"][0], table["reached.y [m]"][0]])
+        np.testing.assert_allclose(reached, 0.5 * np.array(target) / radius, atol=1e-8)
+
+
+@pytest.mark.parametrize("beyond", [0.0, 1e-6, 1e-3, 0.3])
+def test_planar_3r_at_and_just_beyond_its_reach(beyond):
+    """The outer boundary |p| = 2.3 itself is reached (the arm stretched: singular, a distance
+    of order tol); a target ``beyond`` past it is that far from the closest pose, to 1e-12 m
+    (the distance is stationary at the minimum: its error is second order in the pose's)."""
+    target = [(2.3 + beyond) * np.cos(-1.1), (2.3 + beyond) * np.sin(-1.1)]
+    table = run_ik(mech_from_yaml(R3), IKRequest([target], mode="position")).table
+    if beyond == 0.0:
+        assert table["status"][0] == "converged" and table["position_error [m]"][0] < 1e-7  # 100 tol
+    else:
+        assert table["status"][0] == "unreachable"
+        assert table["position_error [m]"][0] == pytest.approx(beyond, abs=1e-12)
+
+
+def test_batched_attempts_are_the_attempts_one_by_one():
+    """The restarts run as one batch: each must follow the path it follows alone (same pose,
+    same iterations). Five-bar, an unreachable target: every restart runs to its minimum."""
+    from linkcli.analyses.ik import target_pose
+    from linkcli.core.inverse import _attempts, task_rows
+    from linkcli.core.loop_closure import mechanism_size
+
+    mech = compile_mechanism(load_mechanism("mechanisms/fivebar.yaml").model)
+    T, _ = target_pose(mech, [1.0, 3.5])
+    rows = task_rows(mech, "position")
+    spread = np.where(mech.q_is_rotation, np.pi, 0.5 * mechanism_size(mech))
+    starts = mech.q_init + np.random.default_rng(0).uniform(-1, 1, (6, mech.n_q)) * spread
+    together = _attempts(mech, T, starts, rows, 1e-9, 200)
+    for s, t in zip(starts, together, strict=True):
+        (alone,) = _attempts(mech, T, s[None], rows, 1e-9, 200)
+        assert (t.status, t.iterations) == (alone.status, alone.iterations)
+        np.testing.assert_allclose(t.q, alone.q, rtol=0, atol=1e-12)  # rounding of batched products
+
+
+def test_an_attempt_with_a_joint_at_its_limit_stops_at_its_minimum():
+    """UR5 (limits +-360 deg), unreachable target (1.2, 0.5, 0.6): the first attempt drives the
+    shoulder to its -360 deg limit. Clipping the steps alone left the other joints a step that
+    assumed the shoulder moves, and the attempt crawled to its 200-iteration cap; holding the
+    joint it stops at a local minimum, the projected gradient (the held joint left out) below
+    the attempt's tolerance."""
+    from linkcli.analyses.ik import target_pose
+    from linkcli.core.inverse import GTOL_ATTEMPT, _attempts, _stationarity, _task, _task_weights, task_rows
+    from linkcli.core.sweep import configuration_at
+
+    mech = compile_mechanism(load_mechanism("mechanisms/gallery/ur5.yaml").model)
+    T, _ = target_pose(mech, [1.2, 0.5, 0.6])
+    q0 = configuration_at(mech, mech.q_init[mech.q_actuated]).q
+    rows = task_rows(mech, "position")
+    (r,) = _attempts(mech, T, q0[None], rows, 1e-9, 200)
+    assert r.iterations < 200 and np.isclose(r.q[1], mech.q_lower[1])  # the shoulder held at -360 deg
+    w = _task_weights(mech, rows)
+    e, Jt, ev, _ = _task(mech, r.q, T, rows)
+    assert _stationarity(mech, r.q, Jt * w[:, None], e * w, ev.J) < GTOL_ATTEMPT
+
+
+def test_stationarity_is_the_gradient_along_the_loop_closure():
+    """The attempts' stop test against central differences: at a closed five-bar pose the
+    projected gradient of f = |W e|^2 / 2 is the derivative of f along the closure manifold,
+    sqrt(sum_i (df/ds_i)^2) over an orthonormal basis s_i of its tangent space (the null space
+    of the loop Jacobian), each df/ds_i by central differences of f at poses projected back onto
+    the closure. rtol 1e-6: a central difference at h = 1e-5 errs by ~h^2 f''' ~ 1e-10."""
+    from linkcli.analyses.ik import target_pose
+    from linkcli.core.inverse import _project_loops, _stationarity, _task, _task_weights, task_rows
+    from linkcli.core.loop_closure import constraints
+    from linkcli.core.sweep import configuration_at
+
+    mech = compile_mechanism(load_mechanism("mechanisms/fivebar.yaml").model)
+    T, _ = target_pose(mech, [1.0, 3.5])
+    rows = task_rows(mech, "position")
+    w = _task_weights(mech, rows)
+    q = configuration_at(mech, np.radians([75.0, 100.0])).q
+
+    def f(p):
+        e = _task(mech, _project_loops(mech, p, 1e-12), T, rows)[0] * w
+        return 0.5 * float(e @ e)
+
+    basis = np.linalg.svd(constraints(mech, q).J)[2][mech.n_constraints:]  # (2, n_q) orthonormal
+    h = 1e-5
+    along = np.array([(f(q + h * s) - f(q - h * s)) / (2 * h) for s in basis])
+    e, Jt, ev, _ = _task(mech, q, T, rows)
+    A, r = Jt * w[:, None], e * w
+    measured = _stationarity(mech, q, A, r, ev.J) * np.linalg.norm(A) * np.linalg.norm(r)
+    assert measured == pytest.approx(np.linalg.norm(along), rel=1e-6)
+    assert np.linalg.norm(along) > 1e-2  # a pose away from the minimum: the check is not 0 == 0
+
+
+def test_unreachable_five_bar_is_solved_in_few_iterations():
+    """Iterations of the answer (the best attempt's plus its polish's): the polish once ran to
+    its 500-iteration cap (548 reported, ~10 s) because its stop test sat below the rounding
+    floor of the loop residual."""
+    mech = compile_mechanism(load_mechanism("mechanisms/fivebar.yaml").model)
+    table = run_ik(mech, IKRequest([[1.0, 3.5]], mode="position")).table
+    assert table["status"][0] == "unreachable" and table["iterations"][0] < 100

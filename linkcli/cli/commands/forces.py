@@ -71,13 +71,15 @@ def build_request(model, *, set_, sweep, zip_, speed, acceleration, static, load
     from dataclasses import replace
 
     from linkcli.analyses.forces import request_from_defaults
-    from linkcli.analyses.inputs import parse_assignment, parse_sweep
+    from linkcli.analyses.inputs import check_not_swept, parse_assignment, parse_sweep
 
     req = request_from_defaults(model)
     sweeps = [parse_sweep(s) for s in sweep or []]
+    set_values = dict(parse_assignment(s, "--set", mech) for s in set_ or [])
+    check_not_swept(set_values, sweeps)  # --set and --sweep of one variable: refused, not dropped
     if sweeps or set_:
         req = replace(req, sweeps=sweeps)
-    return replace(req, set={**req.set, **dict(parse_assignment(s, "--set", mech) for s in set_ or [])},
+    return replace(req, set={**req.set, **set_values},
                    speeds={**req.speeds, **_text_pairs(speed, "--speed")},
                    accelerations={**req.accelerations, **_text_pairs(acceleration, "--acceleration")},
                    static=static or req.static, loads={**req.loads, **dict(parse_load(t) for t in load or [])},

@@ -80,7 +80,9 @@ def actuation_warnings(loaded: LoadedMechanism[Mechanism], mech: CompiledMechani
     mobility = rank["mobility"] if rank["mobility"] is not None else mech.gruebler_mobility
     by = "rank" if rank["mobility"] is not None else "Gruebler"
     n_act = len(mech.q_actuated)
-    if n_act == mobility or (over_only and n_act < mobility):
+    # nothing actuated: a free mechanism (a pendulum), meant for simulate and forces
+    # --equilibrium, not an actuation mistake (info says so on its "actuated: none" line)
+    if n_act == mobility or (over_only and n_act < mobility) or n_act == 0:
         return []
     if n_act > mobility:
         msg = (f"{n_act} actuated variable{'s' * (n_act != 1)} but the mobility ({by}) is {mobility}: "
@@ -270,7 +272,10 @@ def render_info(data: dict[str, Any]) -> None:
         f"{c['constraints']} constraint equations",
         f"mobility: Gruebler {mob['gruebler']}, rank {escape(str(rank))}"
         + _redundancy_note(mob.get("rank_details") or {}),
-        f"actuated: {escape(', '.join(data['actuated']) or 'none')}",
+        f"actuated: {escape(', '.join(data['actuated']))}" if data["actuated"] else
+        f"actuated: none (a free mechanism, mobility {mob['rank'] if mob['rank'] is not None else mob['gruebler']}: "
+        "simulate moves it under its loads, forces --equilibrium finds its rest positions; solve, fk, jacobian "
+        "and ik need joints marked `actuated: true`)",
         f"base {escape(data['base'])}, effector {escape(data['effector'])}",
     ]
     for line in lines:

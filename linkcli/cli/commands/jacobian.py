@@ -29,10 +29,14 @@ def jacobian(file: MechanismFile, set_: SetOption = None, frame: FrameOption = "
     print_diagnostics(loaded.warnings, quiet)
     outcome = run_jacobian(mech, dict(parse_assignment(s, "--set", mech) for s in set_ or []), frame, loaded)
     table = outcome.table
+    if not quiet:
+        for message in outcome.messages:
+            echo_err(f"{file}: warning: {message}")
     emit_table(table, output=output, fmt=fmt, quiet=quiet, title=f"{mech.name}: Jacobian ({frame} frame)")
     meta = table.metadata
     if not quiet and meta.get("condition") is not None:
-        echo_err(f"condition number {float(meta['condition']):.6g}, manipulability "
+        singular = f" (singular: rank {meta['rank']} of {len(meta['singular_values'])})" if meta.get("singular") else ""
+        echo_err(f"condition number {float(meta['condition']):.6g}{singular}, manipulability "
                  f"{float(meta['manipulability']):.6g} (dimensionless: lengths per characteristic length "
                  f"{float(meta['characteristic_length_m']):.4g} m), mobility {meta['mobility']['mobility']}")
     finish(outcome.n_failed, outcome.n_cases, quiet=quiet, what="configurations", first_failure=outcome.failure)

@@ -143,15 +143,19 @@ class _progress:
 
 
 def _print_summary(s: dict) -> None:
-    if "steps" not in s:
-        return
+    if "steps" in s:
+        echo_err(summary_line(s))
+
+
+def summary_line(s: dict) -> str:
+    """The one-line run summary of a simulation's ``summary`` dict (stderr)."""
     units = s.get("peak_driver_load_unit", {})
-    peak = ", ".join(f"{k} {v:.6g} {units.get(k, '')}".rstrip()
-                     for k, v in s["peak_driver_load"].items()) or "no drivers"
+    peak = ", ".join(f"{k} {v:.6g} {units.get(k, '')}".rstrip() for k, v in s["peak_driver_load"].items())
     refined = f" ({s['refined_steps']} refined into substeps)" if s.get("refined_steps") else ""
-    echo_err(f"{s['status']}: {s['steps']} steps{refined} of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
-             f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual_m']:.3g} m; "
-             f"energy balance error {s['max_energy_balance_error_J']:.3g} J; peak driver load {peak}")
+    return (f"{s['status']}: {s['steps']} steps{refined} of {s['dt']:.3g} s to t = {s['t_end']:.6g} s in "
+            f"{s['wall_time_s']:.3g} s; max constraint residual {s['max_constraint_residual_m']:.3g} m; "
+            f"energy balance error {s['max_energy_balance_error_J']:.3g} J; "
+            + (f"peak driver load {peak}" if peak else "no drivers"))
 
 
 def register(app: typer.Typer) -> None:

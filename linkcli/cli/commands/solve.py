@@ -53,15 +53,17 @@ def build_request(model, *, set_: list[str] | None, sweep: list[str] | None, zip
     compiled mechanism: values with units in --set/--rate/--acceleration)."""
     from dataclasses import replace
 
-    from linkcli.analyses.inputs import parse_sweep
+    from linkcli.analyses.inputs import check_not_swept, parse_sweep
     from linkcli.analyses.solve import request_from_defaults
 
     req = request_from_defaults(model.analysis.solve)
     sweeps = [parse_sweep(s) for s in sweep or []]
+    set_values = _pairs(set_, "--set", mech)
+    check_not_swept(set_values, sweeps)  # --set and --sweep of one variable: refused, not dropped
     if sweeps or set_ or not use_file_sweep:
         req = replace(req, sweeps=sweeps)
     frames = [f.strip() for f in output_frames.split(",") if f.strip()] if output_frames else req.output_frames
-    return replace(req, set={**req.set, **_pairs(set_, "--set", mech)},
+    return replace(req, set={**req.set, **set_values},
                    rates={**req.rates, **_pairs(rate, "--rate", mech)},
                    accelerations={**req.accelerations, **_pairs(acceleration, "--acceleration", mech)},
                    mode="zip" if zip_ else req.mode, output_frames=frames)

@@ -7,8 +7,11 @@ returns a :class:`SimulationResult` (see its docstring for every array, shape an
 Model: every link except the base is a rigid body (planar mechanisms: x, y, angle with mass
 matrix diag(m, m, Izz); spatial: CG position and rotation matrix); joints and motion drivers
 are holonomic constraints between the bodies' joint frames (:mod:`.constraints`). Dependent
-constraint rows (spatial models of planar loops, Bennett) are dropped at the start, and again
-if a step meets a singular matrix; reactions are then the minimum-norm ones, with a warning.
+constraint rows (spatial models of planar loops, Bennett) are dropped at the start and checked
+after every step (closed to ``tol`` times the mechanism size); the independent rows are picked
+again when a step meets a singular matrix, opens a dropped row or flips the solved rows'
+orientation (the subset lost rank where all rows have not); reactions are the minimum-norm
+ones, with a warning.
 
 Integrator (:mod:`.integrator`): RATTLE-type discrete Euler-Lagrange equations, second order,
 constraints solved by Newton to ``tol`` at every step; Lee-Leok-McClamroch Lie-group update for

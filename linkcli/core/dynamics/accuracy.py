@@ -41,6 +41,26 @@ import numpy as np
 #: the balance error, relative to the run's energy scale S(t), beyond which a run's energy
 #: balance (and its loads) are no longer trusted (see the module docstring)
 BALANCE_RTOL = 0.1
+#: the share of the run's energy scale S beyond which the kinetic energy of the regularising
+#: masses (:func:`linkcli.core.dynamics.bodies.regularise`, 1e-6 of the mechanism's mass and
+#: inertia scale) says a freedom without mass of its own moves about sqrt(1e-4 / 1e-6) = 10 times
+#: faster than the mechanism: its motion (a spring ringing on it) is the regularisation's, not
+#: physical. A massless link carried along by the mechanism holds ~1e-6 of S.
+REGULARISED_SHARE = 1e-4
+
+#: relative round-off allowed in a residual (64 ulps of its largest term): the integrator's Newton
+#: tests and the closure tolerance's floor
+ROUNDOFF = 64 * 2.22e-16
+
+
+def closure_tolerance(tol: float, size: float, extent: float) -> float:
+    """The run's closure tolerance (m): every constraint row of every row within ``tol`` (the
+    relative Newton tolerance) times the mechanism ``size`` (m), plus the round-off of positions
+    of magnitude ``extent`` (m, at least the size). The integrator closes the solved rows to
+    ``tol`` times a step's displacement and checks the dropped ones against this."""
+    return tol * size + ROUNDOFF * max(size, extent)
+
+
 #: float64 round-off of energies summed over bodies and accumulated over steps: far above it,
 #: far below any meaningful error (relative to the largest |KE|, |PE|, |total| of the run)
 ROUNDOFF_RTOL = 1e-9
@@ -68,7 +88,11 @@ class EnergyBalanceCheck:
     row order (the result does not depend on the chunking). After the last chunk:
     ``scale`` S (J), ``worst`` the largest ``|balance| / S`` (S with the round-off floor; 0
     when nothing moves), ``bad_from`` the
-    first saved time (s) at which the balance is bad (None: never) and ``ok``."""
+    first saved time (s) at which the balance is bad (None: never), ``good_until`` the saved
+    time before it (None: the first row is bad, or none is) and ``ok``; ``regularised_worst``
+    the largest kinetic energy of the regularising masses relative to S (at its row),
+    ``regularised_peak`` the largest (J) and
+    ``regularised_from`` the first saved time it exceeds :data:`REGULARISED_SHARE` (None: never)."""
 
     def __init__(self, rtol: float = BALANCE_RTOL, reference_J: float = 0.0) -> None:
         self.rtol = rtol
@@ -78,14 +102,20 @@ class EnergyBalanceCheck:
         self.worst = 0.0
         self.potential_0: float | None = None
         self.bad_from: float | None = None
+        self.good_until: float | None = None
+        self._t_last: float | None = None  # s, the last row's time so far
+        self.regularised_worst = 0.0
+        self.regularised_peak = 0.0  # J
+        self.regularised_from: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.bad_from is None
 
     def update(self, t: np.ndarray, kinetic: np.ndarray, potential: np.ndarray, total: np.ndarray,
-               works: tuple[np.ndarray, ...], balance: np.ndarray) -> None:
-        """The next rows: times ``t`` (s), energies and works (J), each (n,)."""
+               works: tuple[np.ndarray, ...], balance: np.ndarray, regularising: np.ndarray | None = None) -> None:
+        """The next rows: times ``t`` (s), energies and works (J), each (n,); ``regularising``
+        the kinetic energy of the regularising masses (J, None: none)."""
         if not len(t):
             return
         if self.potential_0 is None:
@@ -102,5 +132,53 @@ class EnergyBalanceCheck:
         bad = ratio > self.rtol
         self.worst = float(np.max([self.worst, np.max(ratio)]))
         if self.bad_from is None and bad.any():
-            self.bad_from = float(t[int(np.argmax(bad))])
+            first = int(np.argmax(bad))
+            self.bad_from = float(t[first])
+            self.good_until = float(t[first - 1]) if first > 0 else self._t_last
+        if regularising is not None and np.isfinite(self.reference):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                share = np.where(floor > 0, regularising / floor, 0.0)
+            self.regularised_worst = float(np.max([self.regularised_worst, np.max(share)]))
+            self.regularised_peak = float(np.max([self.regularised_peak, np.max(regularising)]))
+            if self.regularised_from is None and (share > REGULARISED_SHARE).any():
+                self.regularised_from = float(t[int(np.argmax(share > REGULARISED_SHARE))])
+        self._t_last = float(t[-1])
         self.scale, self.magnitude = float(scale[-1]), float(size[-1])
+
+
+def motion_rate_jumps(mech, t_end: float, rtol: float = 1e-6) -> list[tuple[str, float, float]]:
+    """``(driver, t, |rate jump|)`` (s; rad/s or m/s) of every time in ``[0, t_end]`` at which
+    the prescribed rate of a motion driver of the compiled mechanism ``mech`` jumps: the
+    breakpoints of its profile (a ramp's ``t_start``/``t_end``, a table's knots) where the
+    rates just before and just after (from :func:`~linkcli.core.profiles.evaluate_profile`,
+    1e-9 s apart relative) differ by more than
+    ``rtol`` of the larger. A linear ramp's rate is 0 at ``t_start`` itself, so a ramp from t = 0
+    jumps in the first step: reported at t = 0. The run must stop the joint within one step
+    there (an impulse): its energy balance error at that step is the driver's, not the step's
+    (:mod:`linkcli.model.checks` warns of the same jumps in the file)."""
+    from ..mechanism import DRIVE_MOTION
+    from ..profiles import evaluate_profile
+
+    out = []
+    for name, kind, prof in zip(mech.driver_names, mech.driver_kind, mech.driver_profile, strict=True):
+        if kind != DRIVE_MOTION:
+            continue
+        if prof.kind == "ramp":
+            breaks = [prof.params["t_start"], prof.params["t_end"]]
+        elif prof.kind == "table":
+            breaks = list(np.asarray(prof.t, dtype=float))
+        else:
+            continue
+        for tb in breaks:
+            if not 0.0 <= tb <= t_end:
+                continue
+            eps = 1e-9 * max(1.0, abs(tb))
+            _, rate, _ = evaluate_profile(prof, np.array([tb - eps, tb + eps]))
+            if tb <= 0.0 and prof.kind == "ramp":
+                rate[0] = evaluate_profile(prof, np.array([0.0]))[1][0]  # the run starts at rate(0)
+            elif tb <= 0.0:
+                continue
+            jump = abs(rate[1] - rate[0])
+            if jump > rtol * max(abs(rate[0]), abs(rate[1])):
+                out.append((name, float(tb), float(jump)))
+    return out

@@ -67,6 +67,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..jit import maybe_njit
+from .accuracy import ROUNDOFF
 from .constraints import DRV_ANGLE, DRV_SLIDE, ROT_PERP, constraint_rows
 from .forces import applied_forces, damper_coordinates, damper_increment, load_work
 from .inertia import discrete_momentum, discrete_momentum_jacobian, momentum, world_inertia
@@ -87,15 +88,14 @@ from .linalg import (
 from .ordering import eliminable_components, kkt_order, kkt_pattern
 from .structs import Work
 
-OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE, BRANCH = 0, 1, 2, 3, 4, 5
-STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged", "diverged")
+OK, DIVERGED, SINGULAR, NOT_FINITE, IMPLAUSIBLE, BRANCH, OPEN = 0, 1, 2, 3, 4, 5, 6
+STATUS_NAMES = ("ok", "diverged", "singular", "diverged", "diverged", "diverged", "diverged")
 # A step that turns a body by more than this (rad) is rejected and refined: at omega h = 0.5 the
 # Stoermer-Verlet phase error is already ~ (omega h)^2 / 24 = 1 % per step, and a Newton
 # iteration that lands on another root of the step equations (another assembly branch, a rod
 # flipped through its pivot) turns bodies by far more.
 MAX_STEP_ROTATION = 0.5
 SINGULAR_PIVOT = 1e-14  # smallest |pivot| / max|entry| of a step matrix before calling it singular
-ROUNDOFF = 64 * 2.22e-16  # relative round-off allowed in a residual (64 ulps of its largest term)
 TINY = 1e-300
 NEWTON_REGION = 1e-2  # largest last Newton update of an accepted step, relative to its displacement
 
@@ -104,7 +104,8 @@ Out = namedtuple("Out", "pos rot ang vel omg q work")
 
 def make_work(m, rows: np.ndarray, pos, rot, ang, vel, omg, q) -> Work:
     """State and scratch arrays of the kernels, starting from the given body state. ``rows``
-    (n_rows,) lists the active rows first; call :func:`order_unknowns` with their number."""
+    (n_rows,) lists the active rows first, then the dropped ones (checked by
+    :func:`dropped_rows_closure`); call :func:`order_unknowns` with the active rows' number."""
     nb, n_rows, nj = m.body_mass.shape[0], m.row_index.shape[0], m.joint_index.shape[0]
     n = (3 if m.planar else 6) * nb
     n_e = m.damper_index.shape[0]
@@ -706,6 +707,9 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
         return status, it, err, orientation
     if largest_rotation(m, w) > MAX_STEP_ROTATION:
         return IMPLAUSIBLE, it, err, orientation
+    opening = dropped_rows_closure(m, w, nrow, drv1, tol)
+    if not opening <= 1.0:
+        return OPEN, it, opening, orientation
     if orientation < 0 and not allow_flip:
         return BRANCH, it, err, orientation
     _half_momentum(m, w, nrow)
@@ -716,6 +720,30 @@ def advance(m, w, nrow, h, drv0, drv1, rate1, tol, max_iter, acc, allow_flip):
     _add_work(m, w, nrow, h, drv0, drv1, acc)
     _commit(m, w)
     return OK, it, err, orientation
+
+
+@maybe_njit(refcount=False)
+def dropped_rows_closure(m, w, nrow, drv1, tol):
+    """The largest value of the dropped (dependent, not solved for) constraint rows
+    ``w.rows[nrow:]`` at the trial state, angular rows times the model length (m), relative to
+    the run's closure tolerance ``tol L + ROUNDOFF extent`` (m): at most 1 when the joints are
+    closed. The solved rows are closed to ``tol`` times the step's displacement by Newton; the
+    dropped ones follow only while the solved subset stays well conditioned. Where the subset
+    loses rank (the Bennett linkage's subset chosen at j1 = 90 deg is singular at j1 = 180 deg,
+    where all rows are not), Newton may follow a spurious solution branch of the subset along
+    which the dropped rows open (measured 1e-4 m one step after the crossing, 1.5 m later), and
+    near it the dropped rows open by the solved rows' residual over the subset's smallest
+    singular value. Evaluated into the unused tail ``g1[nrow:]``, ``G1[nrow:]``."""
+    n_rows = w.rows.shape[0]
+    if nrow >= n_rows:
+        return 0.0
+    constraint_rows(m, w.rows[nrow:], n_rows - nrow, w.rot1, w.JW1, drv1, w.g1[nrow:], w.G1[nrow:])
+    worst = 0.0
+    for r in range(nrow, n_rows):
+        a = abs(w.g1[r]) * (m.mechanism_size if _angular_row(m, w.rows[r]) else 1.0)
+        if not a <= worst:
+            worst = a
+    return worst / (tol * m.mechanism_size + ROUNDOFF * _extent(m, w))
 
 
 @maybe_njit(refcount=False)

@@ -1,9 +1,17 @@
 """Joint reactions from the constraint multipliers.
 
-The constraint force on the bodies is ``-G^T lambda``. The rows of joint ``j`` (and of a
-motion driver on it) give the wrench the joint exerts on its child: force ``f`` (N) and
-moment about the child's joint-frame origin (N m), world frame. The multipliers come from
-:mod:`.node_multipliers` (minimum-norm when rows are redundant).
+The constraint force on the bodies is ``-G^T lambda``. The rows of joint ``j`` give the wrench
+the joint exerts on its child: force ``f`` (N) and moment about the child's joint-frame origin
+(N m), world frame. The multipliers come from :mod:`.node_multipliers` (minimum-norm when rows
+are redundant).
+
+A motion driver's row is not part of its joint's reaction: an ideal revolute joint transmits no
+moment about its axis (a prismatic no force along it), whatever drives it; the driver's torque
+or force (minus its multiplier) is reported once, in its own column, exactly like a ``torque``
+driver's applied load. So the free-body balance of a link is the same for both kinds of
+driver: its joints' reactions (plus on the child, minus on the parent) + the driver loads about
+the driven axes (plus on the child, minus on the parent) + gravity, springs, dampers and loads
+= its mass times acceleration (a sum of reactions and driver loads counts each once).
 """
 
 from __future__ import annotations
@@ -13,14 +21,15 @@ import numpy as np
 from ..jit import maybe_njit
 from .constraints import DRV_ANGLE, ROT_PERP, constraint_rows, eval_row
 from .kinematics import joint_geometry
-from .layout import G_ARM_A, G_ARM_B, G_ORIGIN_A, G_ORIGIN_B, J_CHILD_BODY, N_GEOMETRY, R_JOINT, R_KIND
+from .layout import G_ARM_A, G_ARM_B, G_ORIGIN_A, G_ORIGIN_B, J_CHILD_BODY, N_GEOMETRY, R_DRIVER, R_JOINT, R_KIND
 from .linalg import add, cross, row3, scale, sub
 
 
 @maybe_njit
 def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
     """Reaction ``force (n_j, 3)`` and ``moment (n_j, 3)`` on each joint's child for the
-    multipliers ``lam (n_rows,)`` at one configuration (joint geometry ``JW``); ``fa``, ``ma``
+    multipliers ``lam (n_rows,)`` at one configuration (joint geometry ``JW``), the joints' own
+    rows only (motion-driver rows are the drivers' loads: module docstring); ``fa``, ``ma``
     (n_j, 3) scratch for the parent-side wrench (used when the child is the base). Returns the
     constraint residual (m), which the same pass evaluates: the largest |row value|, an angular
     row's (rad, or the sine of an angle) times the mechanism size (the gap it opens at the
@@ -39,6 +48,8 @@ def joint_wrenches(m, rot, JW, drv_val, lam, force, moment, fa, ma):
         gap = abs(val) * size if kind == ROT_PERP or kind == DRV_ANGLE else abs(val)
         if not gap <= residual:
             residual = gap
+        if m.row_index[i, R_DRIVER] >= 0:
+            continue  # a driver's load, not its joint's reaction
         for c in range(3):
             force[j, c] -= lam[i] * gb_x[c]
             moment[j, c] -= lam[i] * gb_t[c]

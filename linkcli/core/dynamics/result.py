@@ -25,9 +25,10 @@ class SimulationResult:
     torsional_angle (rad, continuous), torsional_rate (rad/s), torsional_torque (N m on the
         child about the joint axis) (n_s, n_tors).
     reaction_force (N), reaction_moment (N m) (n_s, n_joints, 3): wrench that the joint exerts ON
-        ITS CHILD link, world frame, moment about the child's joint-frame origin; it includes the
-        torque/force of a motion driver on that joint (a torque driver is an applied load and is
-        not included). The parent receives the opposite. Statically indeterminate joints (see
+        ITS CHILD link from the joint's own constraint, world frame, moment about the child's
+        joint-frame origin; a driver's torque/force on that joint (motion or torque driver alike)
+        is not included: it is ``driver_force`` (see :mod:`.reactions`). The parent receives the
+        opposite. Statically indeterminate joints (see
         ``warnings``) get the minimum-norm split.
     driver_force (n_s, n_drivers): N m or N along the driven variable; motion drivers: the
         constraint force needed (inverse dynamics); torque drivers: the applied profile value.
@@ -40,6 +41,12 @@ class SimulationResult:
     rows times the mechanism size, the gap they open at the mechanism's extent).
     warnings: regularised masses, dropped redundant constraints, projections of the initial
         rates, ...
+    kinetic_regularising (n_s,) J: the part of ``kinetic`` carried by the regularising masses
+        and inertias (``warnings``; 0 without), which the file's masses do not have: a freedom
+        without mass of its own moving much faster than the mechanism (a spring ringing on it)
+        shows here (:class:`~linkcli.core.dynamics.accuracy.EnergyBalanceCheck` judges it).
+    massless_springs: ``"spring 'tw' (links bob)"`` for each spring acting on a freedom without
+        inertia of its own (:func:`~linkcli.core.dynamics.modes.spring_modes` at t = 0).
     dt (s): the step used (``t_end`` divided into whole steps); newton_iterations: largest
     number of Newton iterations of a step; refined_steps: steps that failed or were implausible
     at dt and were recomputed as substeps (the saved grid is unchanged).
@@ -73,6 +80,8 @@ class SimulationResult:
     dt: float
     newton_iterations: int
     refined_steps: int = 0
+    kinetic_regularising: np.ndarray | None = None
+    massless_springs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -15,13 +15,13 @@ from .. import forward
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
-from .layout import R_DRIVER
+from .bodies import inertial_properties
+from .layout import R_DRIVER, R_JOINT
+from .modes import massless_freedoms, spring_modes
 from .node_multipliers import node_multipliers
 from .outputs import sample_outputs
 from .result import SimulationResult
 from .setup import all_rows, prepare, select_rows
-
-MAX_RESELECT = 5  # re-selections of the independent constraint rows per run
 
 
 def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end: float, dt: float,
@@ -34,7 +34,12 @@ def simulate(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *, t_end:
 
     ``tol`` (dimensionless) is the relative Newton tolerance of a step: momentum residuals
     relative to the step's force impulses (so reactions are accurate to about ``tol`` of the
-    forces), constraint residuals relative to the step's displacement. A step whose Newton
+    forces), constraint residuals relative to the step's displacement; the rows dropped as
+    dependent must stay within ``tol`` times the mechanism size (the run's closure tolerance,
+    m; :func:`it.dropped_rows_closure`). A step that opens them (the solved subset lost rank
+    or conditioning where all rows have not, or the rows are inconsistent), meets a singular
+    matrix, or flips (below) with rows dropped is first retried with the independent rows
+    picked again at its start (:func:`_reselect`, once per node). A step whose Newton
     iteration fails (more than ``max_iter`` iterations, singular matrix), that turns a body
     implausibly far or that flips the orientation of the constraint Jacobian (another assembly
     branch, or a singular position passed: see :func:`_refine`) is retried as 2, 4, ... 64
@@ -78,14 +83,15 @@ def simulate_chunks(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, *,
                                               int(chunk_rows), emit)
     return SimulationRun(status=_status_name(status), message=message, n_rows=rows[0], dt=setup.h,
                          warnings=tuple(setup.warnings), newton_iterations=int(stats[0]),
-                         refined_steps=int(stats[1]))
+                         refined_steps=int(stats[1]), massless_springs=_massless_springs(setup))
 
 
 @dataclass(frozen=True)
 class SimulationRun:
     """What :func:`simulate_chunks` returns (its rows went to ``on_rows``): status and message
     as in :class:`SimulationResult`, ``n_rows`` rows handed over, ``dt`` (s) the step used,
-    warnings, the largest Newton iteration count of a step and the refined steps."""
+    warnings, the largest Newton iteration count of a step, the refined steps and the springs
+    on freedoms without inertia (as :class:`SimulationResult`)."""
 
     status: str
     message: str
@@ -94,6 +100,7 @@ class SimulationRun:
     warnings: tuple[str, ...]
     newton_iterations: int
     refined_steps: int
+    massless_springs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -107,7 +114,9 @@ def _simulate(mech, q0, qd0, t_end, dt, every, tol, max_iter, progress, stop, ch
     q0, qd0 = _check_inputs(mech, q0, qd0, t_end, dt, every)
     if not (0 < tol <= 1e-3):
         raise ValueError(f"tol must be in (0, 1e-3], got {tol}")
-    setup, w, nrow = prepare(mech, q0, qd0, t_end, dt)
+    setup, w, nrow = prepare(mech, q0, qd0, t_end, dt, tol)
+    setup.tol = tol
+    _spring_warnings(setup, w)
     n = setup.n_steps
     save_nodes = np.unique(np.r_[np.arange(0, n + 1, every), n])
     stats = np.zeros(2)
@@ -189,7 +198,8 @@ def _run(setup, w, nrow, tol, max_iter, record: _Recorder, chunks: _Chunks, stat
     h, n = setup.h, setup.n_steps
     _warm_start(setup, w, nrow, tol, max_iter)
     acc = np.zeros(3)
-    k, reselect = 0, 0
+    k, reselected_at = 0, -1
+    n_rows = setup.model.row_index.shape[0]
     while k <= n:
         k1 = record.limit(k, min(k + chunks.size(), n + 1))
         status, k_done, err = it.run_steps(setup.km, setup.wk, nrow, k, k1, n, h, setup.drv, setup.rate, tol, max_iter,
@@ -200,10 +210,13 @@ def _run(setup, w, nrow, tol, max_iter, record: _Recorder, chunks: _Chunks, stat
                 return INTERRUPTED, k1 - 1, message
             k = k1
             continue
-        if status == it.SINGULAR and reselect < MAX_RESELECT:
+        # a singular step, dropped rows opening, or a flip with rows dropped: the solved subset of the
+        # rows may have lost rank where all rows have not; pick them again at node k (once per node)
+        if reselected_at != k_done and (status in (it.SINGULAR, it.OPEN) or (status == it.BRANCH and nrow < n_rows)):
+            reselected_at = k_done
             new_nrow = _reselect(setup, w, nrow, k_done)
             if new_nrow is not None:
-                nrow, k, reselect = new_nrow, k_done, reselect + 1
+                nrow, k = new_nrow, k_done
                 continue
         refined = _refine(setup, w, nrow, k_done, tol, max_iter, acc, stats)
         if refined is None:
@@ -258,7 +271,7 @@ def _refine(setup, w, nrow, k, tol, max_iter, acc, stats):
             status, iters, err, orientation = it.advance(setup.km, setup.wk, nrow, setup.h / m, drv[j], drv[j + 1],
                                                          rate[j + 1], tol, max_iter, trial_acc, True)
             if status != it.OK:
-                failure = (status, float(t[j]), err, "")
+                failure = (status, float(t[j]), err, _open_row(setup, w, drv[j + 1]) if status == it.OPEN else "")
                 break
             stats[0] = max(stats[0], iters)
             if orientation < 0:
@@ -304,6 +317,15 @@ def _passage_difference(setup, start, a, b) -> tuple[float, int]:
     return float(worst[body]), body
 
 
+def _open_row(setup, w, drv1) -> str:
+    """Where the trial state of a step that opened the dropped rows (:func:`it.dropped_rows_closure`)
+    is open most: "joint 'name' open by x m" (angular rows times the mechanism size)."""
+    model = setup.model
+    g = np.abs(all_rows(model, w.pos1, w.rot1, drv1)[1]) * setup.row_scale
+    i = int(np.argmax(g))
+    return f"joint '{setup.mech.joint_names[model.row_index[i, R_JOINT]]}' open by {g[i]:.3g} m"
+
+
 def _drivers_at(setup, t):
     nd = len(setup.mech.driver_names)
     drv, rate = np.zeros((len(t), nd)), np.zeros((len(t), nd))
@@ -335,16 +357,32 @@ def _reselect(setup, w, nrow, k):
         return None
     if len(rows) == nrow and np.array_equal(rows, old):
         return None
-    w.rows[:len(rows)] = rows
+    w.rows[:] = np.r_[rows, np.setdiff1d(np.arange(model.row_index.shape[0]), rows)]  # the dropped rows last
     w.nu[:] = 0.0
     w.G[:] = 0.0  # constraint_rows writes only the blocks of each row's bodies
     w.G1[:] = 0.0
     it.order_unknowns(model, w, len(rows))
     it.refresh(setup.km, setup.wk, len(rows), setup.drv[k + 1])
     setup.redundant = setup.redundant or len(rows) < model.row_index.shape[0]
-    setup.warnings.append(f"t = {k * setup.h:.6g} s: the constraint rank changed; {len(rows)} independent "
-                          f"constraint equations re-selected (was {nrow})")
+    _note_reselection(setup, k * setup.h, nrow, len(rows))
     return len(rows)
+
+
+_RESELECTED = "independent constraint equations re-selected"
+
+
+def _note_reselection(setup, t: float, old: int, new: int) -> None:
+    """One warning for all re-selections of a run: the count, the first times (s) and the rows."""
+    previous = next((i for i, m in enumerate(setup.warnings) if _RESELECTED in m), None)
+    times = [t] if previous is None else setup.reselection_times + [t]
+    setup.reselection_times = times
+    shown = ", ".join(f"{x:.6g}" for x in times[:5]) + (", ..." if len(times) > 5 else "")
+    note = (f"{_RESELECTED} {len(times)} time(s), at t = {shown} s (the subset solved for lost rank or "
+            f"conditioning, or the rank changed: {new} equations, was {old})")
+    if previous is None:
+        setup.warnings.append(note)
+    else:
+        setup.warnings[previous] = note
 
 
 def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, detail="") -> str:
@@ -357,9 +395,15 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
     r[:, 2 if mech.planar else slice(3, 6)] /= setup.model.mechanism_size
     body = int(np.argmax(r.max(axis=1))) if r.size and np.isfinite(r).all() else -1
     link = f"; largest momentum residual on link '{mech.link_names[body + 1]}'" if body >= 0 and r.max() > 0 else ""
-    massless = _massless_links(setup)
-    hint = (f"; links without mass or rotational inertia: {', '.join(massless)} -- a massless link must be "
-            "held by its joints in every direction it can move, or give it mass properties") if massless else ""
+    massless, now = _freedoms_now(setup, w, t_node)
+    # the modes at t = 0 too: a diverged state may have overflowed (a spring's length inf)
+    modes = {s.name: max(s, now.get(s.name, s), key=lambda m: m.omega) for s in setup.spring_modes} | \
+        {n: s for n, s in now.items() if n not in {m.name for m in setup.spring_modes}}
+    stiff = [s for s in modes.values() if s.omega * setup.h > VERLET_STABILITY]
+    hint = "".join(f"; {_spring_step(s, setup.h)}" for s in stiff)
+    hint += (f"; links with a free direction without mass or inertia: {', '.join(massless)} -- a massless link "
+             "must be held by its joints in every direction it can move, or give it mass properties"
+             ) if massless else ""
     if status == it.SINGULAR:
         return (f"{where}: singular step matrix{link}; the mechanism reached a singular configuration (dead "
                 f"centre, lost assembly) or the constrained system is not well posed{hint}")
@@ -371,6 +415,13 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
                 f"(a jump to another assembly branch, or a singular position passed) and the substeps do not show one "
                 f"continuous passage: two substep sizes end {err:.3g} times the step's motion apart{on_link} (at most "
                 f"{PASSAGE_CONSISTENCY} accepted); the rows up to t = {t_node:.6g} s are kept; try a smaller dt")
+    if status == it.OPEN:
+        where_open = f": {detail}" if detail else ""
+        closure = setup.tol * setup.model.mechanism_size
+        return (f"{where}: the joints do not stay closed{where_open}, more than the run's closure tolerance "
+                f"{closure:.3g} m (tol times the mechanism size) although the equations solved for are (redundant "
+                f"constraints that are not consistent: the geometry is not exactly that of a movable overconstrained "
+                f"linkage, or a subset of them lost rank); the rows up to t = {t_node:.6g} s are kept")
     if status == it.IMPLAUSIBLE:
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
                 f"solution branch or a motion too fast for the step){link}; try a smaller dt")
@@ -378,11 +429,60 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
             f"tolerance){link}{hint}; a singular configuration or a motion too fast for the step: try a smaller dt")
 
 
-def _massless_links(setup) -> list[str]:
-    m = setup.model
-    names = setup.mech.link_names[1:]
-    rot = m.body_inertia[:, 2, 2] if m.planar else np.linalg.eigvalsh(m.body_inertia)[:, 0]
-    return [names[b] for b in range(len(names)) if m.body_mass[b] <= 0 or rot[b] <= 0]
+#: Stoermer-Verlet (the integrator's explicit treatment of springs) is linearly stable for a mode
+#: of angular frequency omega when omega h < 2 (Hairer, Lubich, Wanner, Geometric Numerical
+#: Integration, I.5.2); the same limit as :data:`linkcli.model.checks.VERLET_STABILITY`
+VERLET_STABILITY = 2.0
+
+
+def _spring_step(s, h: float) -> str:
+    unit = "kg" if s.kind == "linear" else "kg m^2"
+    what = "the regularising inertia (the link has none of its own)" if s.regularised else "the masses it moves"
+    return (f"spring '{s.name}' is too stiff for the step: omega*dt = {s.omega * h:.3g} > {VERLET_STABILITY:g} "
+            f"(omega = sqrt(k/m) = {s.omega:.4g} rad/s with m = {s.inertia:.4g} {unit} along it, {what}; links "
+            f"{', '.join(s.links)}): use dt < {VERLET_STABILITY / s.omega:.3g} s")
+
+
+def _freedoms_now(setup, w, t_node: float) -> tuple[tuple[str, ...], dict]:
+    """At the state ``w`` of the node at ``t_node`` (s): the links with a free direction without
+    mass and the springs' modes by name (:mod:`.modes`); nothing when the state has overflowed."""
+    with np.errstate(all="ignore"):
+        try:
+            drv = setup.drv[min(int(round(t_node / setup.h)) + 1, len(setup.drv) - 1)]
+            G = all_rows(setup.model, w.pos, w.rot, drv)[0]
+            if not (np.isfinite(G).all() and np.isfinite(w.pos).all() and np.isfinite(w.rot).all()):
+                return (), {}
+            modes = spring_modes(setup.mech, setup.model, G, w.pos, w.rot)
+            return massless_freedoms(setup.mech, setup.model, G, w.rot), {s.name: s for s in modes
+                                                                            if np.isfinite(s.omega)}
+        except np.linalg.LinAlgError:
+            return (), {}
+
+
+def _massless_springs(setup) -> tuple[str, ...]:
+    """``"spring 'name' (links a, b)"`` of each spring on a freedom without inertia at t = 0."""
+    return tuple(f"spring '{s.name}' (links {', '.join(s.links)})" for s in setup.spring_modes if s.regularised)
+
+
+def _spring_warnings(setup, w) -> None:
+    """At t = 0: the springs' modes into ``setup.spring_modes``, a warning for each spring acting
+    on a freedom without inertia of its own (see :mod:`.modes`), and for each such spring too
+    stiff for the step (the file's check cannot see the regularising inertia)."""
+    G = all_rows(setup.model, w.pos, w.rot, setup.drv[1])[0]
+    setup.spring_modes = tuple(spring_modes(setup.mech, setup.model, G, w.pos, w.rot))
+    for s in setup.spring_modes:
+        if not s.regularised:
+            continue
+        unit = "kg" if s.kind == "linear" else "kg m^2"
+        links = ", ".join(s.links)
+        setup.warnings.append(
+            f"spring '{s.name}' acts on a freedom of link(s) {links} without mass or inertia of its own: its mode has "
+            f"only the regularising {'mass' if s.kind == 'linear' else 'inertia'} {s.inertia:.3g} {unit} (omega = "
+            f"{s.omega:.4g} rad/s, {s.omega / (2 * math.pi):.4g} Hz), so unless the spring stays at rest its "
+            "deflection, rate and force and that motion are the regularisation's, not physical; give the link its "
+            "mass properties (inertia in kg m^2 about its cg)")
+        if s.omega * setup.h > VERLET_STABILITY:
+            setup.warnings.append(_spring_step(s, setup.h))
 
 
 # --- chunks and interruption (Ctrl-C answers within a second, rows so far are kept) ---------------
@@ -436,7 +536,19 @@ def _result(setup, o, nodes, status, message, stats) -> SimulationResult:
         kinetic=s.kinetic, potential=s.potential, total=s.kinetic + s.potential,
         work_dampers=o.work[:, 0], work_drivers=o.work[:, 1], work_loads=o.work[:, 2],
         constraint_residual=s.residual, warnings=tuple(setup.warnings), dt=setup.h,
-        newton_iterations=int(stats[0]), refined_steps=int(stats[1]))
+        newton_iterations=int(stats[0]), refined_steps=int(stats[1]),
+        kinetic_regularising=_regularising_kinetic(setup, o), massless_springs=_massless_springs(setup))
+
+
+def _regularising_kinetic(setup, o) -> np.ndarray:
+    """(n_s,) J: the kinetic energy of the masses and inertias the regularisation added to the
+    file's (``model - inertial_properties(mech)``), at the saved states ``o``."""
+    mass, inertia = inertial_properties(setup.mech)
+    dm, dI = setup.model.body_mass - mass, setup.model.body_inertia - inertia
+    if not (np.any(dm) or np.any(dI)):
+        return np.zeros(len(o.pos))
+    w_body = np.einsum("sbji,sbj->sbi", o.rot, o.omg)  # angular velocity in body axes
+    return 0.5 * (np.einsum("b,sbi,sbi->s", dm, o.vel, o.vel) + np.einsum("sbi,bij,sbj->s", w_body, dI, w_body))
 
 
 def _driver_force(model, lam, drv) -> np.ndarray:

@@ -4,7 +4,7 @@ massless links where needed, the independent constraint rows and consistent velo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from ..loop_closure import mechanism_size
 from ..mechanism import CompiledMechanism
 from ..profiles import evaluate_profile
 from . import integrator as it
-from .accuracy import whole_steps
+from .accuracy import closure_tolerance, whole_steps
 from .bodies import inertial_properties, regularise, state_from_joints
 from .constraints import eval_row, independent_rows, matrix_rank, row_scaling
 from .kinematics import joint_geometry, joint_variables
@@ -41,6 +41,9 @@ class Setup:
     col_scale: np.ndarray
     warnings: list
     redundant: bool  # some rows were dropped (now or at a re-selection)
+    spring_modes: tuple = ()  # modes.SpringMode of every spring at t = 0 (set by the runner)
+    tol: float = 1e-10  # the run's relative Newton tolerance (closure tolerance: tol times the model length)
+    reselection_times: list = field(default_factory=list)  # s, times the independent rows were picked again
 
 
 def _driver_tables(mech, h, n_steps):
@@ -52,11 +55,13 @@ def _driver_tables(mech, h, n_steps):
     return drv, rate, acc
 
 
-def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: float, dt: float):
+def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: float, dt: float,
+            tol: float | None = None):
     """``(Setup, Work, number of active rows)`` for a run from joint state ``q0``, ``qd0`` (SI)
     over ``t_end`` s in whole steps of about ``dt`` s, the work arrays holding the initial state
     and its forces, constraint Jacobian and damper data. Raises ValueError for a start that is
-    not assembled, contradicts a motion driver, or for over-constraining drivers."""
+    not assembled (to ``tol`` times the mechanism size, the run's closure tolerance, when
+    given), contradicts a motion driver, or for over-constraining drivers."""
     n_steps, h = whole_steps(t_end, dt)
     drv, rate, drv_acc = _driver_tables(mech, h, n_steps)
     state = state_from_joints(mech, q0, qd0)
@@ -67,13 +72,15 @@ def prepare(mech: CompiledMechanism, q0: np.ndarray, qd0: np.ndarray, t_end: flo
     row_scale, col_scale = row_scaling(model, size)
     G0, g0 = all_rows(model, state.pos, state.rot, drv[1])
     _check_assembly(mech, model, g0, drv[1], size)
+    if tol is not None:
+        _check_closure(mech, model, g0, row_scale, state.pos, size, tol)
     if _needs_regularisation(model, state.rot, G0):
         mass, inertia, notes = regularise(mass, inertia, mech.planar, mech.link_names[1:], size)
         warnings += notes
         model = build_model(mech, mass, inertia)
     rows = select_rows(model, G0, row_scale, col_scale, warnings, t=0.0, joint_names=mech.joint_names)
     n_rows = model.row_index.shape[0]
-    w = it.make_work(model, np.r_[rows, np.zeros(n_rows - len(rows), np.int64)],
+    w = it.make_work(model, np.r_[rows, np.setdiff1d(np.arange(n_rows), rows)],  # the dropped rows last
                      state.pos, state.rot, state.angle, state.vel, state.omega, q0)
     it.order_unknowns(model, w, len(rows))
     km, wk = as_kernel(model), as_kernel(w)
@@ -107,6 +114,20 @@ def _check_assembly(mech, model, g, drv_val, size):
                          f"variable differs from the prescribed value {drv_val[d]:.6g} by {g[i]:.3g}")
     raise ValueError(f"q0 is not an assembled configuration: joint '{mech.joint_names[model.row_index[i, R_JOINT]]}' "
                      f"is violated by {abs(g[i]):.3g} (m or rad); solve the loop closure first")
+
+
+def _check_closure(mech, model, g, row_scale, pos, size, tol) -> None:
+    """Every row of the start within the run's closure tolerance ``tol`` times the size (m;
+    the floor of :func:`.integrator.dropped_rows_closure`), or ValueError: the run's first row
+    would be open by more than the steps are allowed to be."""
+    gap = np.abs(g) * row_scale
+    floor = closure_tolerance(tol, size, float(np.abs(pos).max(initial=0.0)))
+    if not len(gap) or gap.max() <= floor:
+        return
+    i = int(np.argmax(gap))
+    raise ValueError(f"q0 is not assembled to the run's closure tolerance {tol * size:.3g} m (tol {tol:g} times the "
+                     f"mechanism size): joint '{mech.joint_names[model.row_index[i, R_JOINT]]}' is open by "
+                     f"{gap[i]:.3g} m; solve the loop closure more precisely, or loosen tol")
 
 
 def _needs_regularisation(model, rot, G) -> bool:

@@ -459,7 +459,8 @@ def summarise(mech: CompiledMechanism, path: np.ndarray, fr: ks.ForcesResult, re
 def summary_lines(summary: dict) -> list[str]:
     """The summary as a few human lines (for stderr)."""
     if "equilibria" in summary:
-        return [f"rest position at {e['at']}: {e['stability']}" for e in summary["equilibria"]]
+        return [f"rest position at {e['at']}: {e['stability']}" if e.get("converged", True)
+                else f"no rest position: the search stopped at {e['at']}" for e in summary["equilibria"]]
     lines = []
     for name, s in summary["inputs"].items():
         lines.append(f"{name}: peak {s['peak']:.6g} {s['unit']} (at {s['at']}), RMS {s['rms']:.6g} {s['unit']}")
@@ -470,6 +471,12 @@ def summary_lines(summary: dict) -> list[str]:
     lines.append(f"shaking force peak {f['peak']:.6g} N, RMS {f['rms']:.6g} N; shaking moment peak "
                  f"{m['peak']:.6g} N m, RMS {m['rms']:.6g} N m")
     return lines
+
+
+def _holding_text(mech: CompiledMechanism, holding: np.ndarray) -> str:
+    """The holding torques/forces of the inputs, SI with units, for a message."""
+    return ", ".join(f"{mech.q_names[i]} {h:.4g} {'N m' if mech.q_is_rotation[i] else 'N'}"
+                     for i, h in zip(mech.q_actuated, holding, strict=True))
 
 
 def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) -> AnalysisOutcome:
@@ -502,10 +509,9 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
                             f"{', '.join(free.q_names[k] for k in free.q_actuated)}")
             mech = free
             path = res.q[:, mech.q_actuated]
-    try:
-        eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
-    except ValueError as exc:
-        raise AnalysisInputError(str(exc)) from None
+    # (the options were checked above: a ValueError from the search would be a bug, exit 70, never
+    # reported as a bad option; a search that finds no rest position says so in its row)
+    eqs = ks.find_equilibria(mech, path, res.q, ok, extra_loads=loads, gravity=gravity, tol=req.tol)
     if len(eqs) == 1 and eqs[0].stability == "neutral everywhere":
         messages.append("the holding torque vanishes along the whole sweep: the mechanism is balanced (neutral "
                         "equilibrium everywhere); the first point is reported")
@@ -535,11 +541,13 @@ def run_equilibrium(mech: CompiledMechanism, req: ForcesRequest, loaded=None) ->
     events = sweep_evs + warnings(messages)
     for k, e in enumerate(eqs):
         if not e.converged:
-            events.append(Event("not_converged", "Newton did not meet the tolerance near "
-                                f"{format_inputs(mech, e.a)}", k))
+            why = e.reason or "Newton did not meet the tolerance"
+            events.append(Event("not_converged", f"no rest position found: {why}; stopped at "
+                                f"{format_inputs(mech, e.a)} with holding torque "
+                                f"{_holding_text(mech, e.holding)} (start nearer with --set)", k))
     messages = [e.message for e in events]
     summary = {"equilibria": [{"at": format_inputs(mech, e.a), "stability": e.stability,
-                               "stiffness": e.stiffness.tolist()} for e in eqs]}
+                               "stiffness": e.stiffness.tolist(), "converged": e.converged} for e in eqs]}
     table.metadata["summary"] = summary
     table.metadata["events"] = messages
     return AnalysisOutcome.of(table, n, failed, events, summary, eqs, what="rest positions")

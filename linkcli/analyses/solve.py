@@ -469,6 +469,12 @@ def _reassembled_message(mech: CompiledMechanism, res: SweepResult, path: np.nda
         return (f"{lost}: it is not in the assembly mode of the file's estimate (following that mode to this input "
                 f"gives another configuration, or does not reach it); the rows from {at} to {last} have status "
                 f"{OTHER_BRANCH}")
+    if res.branch_resolved is not None and res.branch_resolved[i]:
+        found = (f"the branch was lost after {format_inputs(mech, path[before[-1]])}; at {at}" if len(before) else
+                 f"at {at}, the first row solved,")
+        return (f"{found} a reassembly landed in another assembly mode than the file's estimate's, so the rows from "
+                f"{at} on were solved again by continuation from the configuration the estimate's mode has there "
+                "(followed from the estimate's own inputs); they keep status ok")
     if not res.branch_checked:
         return (f"{lost}; the file's assembly estimate does not assemble at its own inputs, so it defines no "
                 "assembly mode to check these rows against: check the branch")

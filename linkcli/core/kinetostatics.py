@@ -583,7 +583,8 @@ class Equilibrium:
     variables ``q`` (n_q,) SI, the torque/force still needed to hold it (``holding``, N m or N:
     the Newton residual), the reduced ``stiffness`` (n_act, n_act) and ``stability``: ``stable``
     (positive definite), ``unstable`` (a negative eigenvalue) or ``neutral`` (zero within
-    round-off); ``converged`` False when Newton stopped without meeting the tolerance."""
+    round-off); ``converged`` False when Newton stopped without meeting the tolerance, and then
+    ``reason`` says why (where: ``a``)."""
 
     a: np.ndarray
     q: np.ndarray
@@ -592,6 +593,7 @@ class Equilibrium:
     stability: str
     converged: bool
     iterations: int
+    reason: str = ""
 
 
 def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism:
@@ -631,6 +633,10 @@ def freed_mechanism(mech: CompiledMechanism, q: np.ndarray) -> CompiledMechanism
 EQUILIBRIUM_RTOL = 1e-10
 #: holding torques below this fraction of the loads' own torque scale everywhere: balanced
 BALANCED_RTOL = 1e-9
+#: an eigenvalue of the (step-limit scaled) stiffness below this fraction of the largest one, or
+#: of the scaled holding torque, makes it singular for a Newton step (about sqrt of the double
+#: precision: a Newton step along it would be set by round-off)
+RANK_RTOL = 1e-8
 
 
 def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> float:
@@ -670,8 +676,12 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     is refined by safeguarded Newton (the bracket is kept); a single point is a Newton start.
     Several inputs: Newton from the first assembled point (steps limited to 0.2 rad or 0.1 of the
     mechanism size, halved until the holding torque decreases), else from a few more points of
-    the path. Newton uses the analytic reduced stiffness; each iterate is the configuration the
-    branch of the previous one has at its inputs, followed there by continuation
+    the path; where the stiffness is singular (two horizontal rods of a double pendulum: K = 0)
+    or no Newton step helps, the run goes down the potential energy instead, to a stable rest
+    position (see ``free_step`` inside; never a NaN step). A run that finds no rest position
+    is returned with ``converged`` False and its ``reason``. Newton uses the analytic reduced
+    stiffness; each iterate is the configuration the branch of the previous one has at its
+    inputs, followed there by continuation
     (:func:`linkcli.core.sweep.configuration_at` from the previous iterate, straight only), so
     rest positions keep the path's assembly mode and the turns its passive angles have by
     continuous motion (the whole-turn rule of sweep.py: plain Newton from the previous iterate at
@@ -693,20 +703,36 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     tau, K = st.holding, st.stiffness
     scale_tau = max(float(np.abs(tau).max(initial=0.0)), 1e-300)
     scale_k = float(np.abs(K).max(initial=0.0))
-    if scale_tau <= BALANCED_RTOL * load_torque_scale(mech, extra_loads, gravity):
-        # the holding torque vanishes along the whole path (a balanced mechanism, e.g. a
-        # zero-free-length spring compensating gravity): neutral equilibrium everywhere
+    rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
+    unit_move = np.where(rot, 1.0, mechanism_size(mech))  # 1 rad, or the mechanism size (m)
+    balanced = BALANCED_RTOL * load_torque_scale(mech, extra_loads, gravity)
+    if scale_tau <= balanced and np.abs(K * np.multiply.outer(unit_move, unit_move)).max(initial=0.0) <= balanced:
+        # the holding torque and the stiffness vanish along the whole path (a balanced mechanism,
+        # e.g. a zero-free-length spring compensating gravity): neutral equilibrium everywhere.
+        # (A path of one point at a rest position has tau = 0 but not K = 0: Newton returns it,
+        # classified by its stiffness.)
         i = idx[0]
         return [Equilibrium(a_path[i].copy(), q_path[i].copy(), tau[0], K[0], "neutral everywhere", True, 0)]
-    rot = np.asarray(mech.q_is_rotation[mech.q_actuated], bool)
     max_step = np.where(rot, 0.2, 0.1 * mechanism_size(mech))
 
     last_condition = [1.0]  # the kinematic condition of the latest iterate
 
     def assemble(a, guess):  # (guess: a configuration at its own inputs, on the path's branch)
-        point = configuration_at(mech, a, guess, tol=tol)
+        if not np.all(np.isfinite(a)):  # never reached: the steps below are finite by construction
+            last_failure[0] = "a non-finite Newton step"
+            return guess, False
+        try:
+            point = configuration_at(mech, a, guess, tol=tol)
+        except ValueError as exc:  # (configuration_at's own input check)
+            last_failure[0] = f"the configuration could not be assembled ({exc})"
+            return guess, False
         last_condition[0] = point.condition
-        return point.q, point.status == 0 and point.route in ("estimate", "continuation")
+        good = point.status == 0 and point.route in ("estimate", "continuation")
+        if not good:
+            last_failure[0] = "the mechanism does not assemble on the start's branch at the next Newton iterate"
+        return point.q, good
+
+    last_failure = [""]  # why the latest Newton run stopped without a rest position
 
     def settled(a, t, k):
         """A stalled Newton run is at a rest position (see the docstring)."""
@@ -723,51 +749,123 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
         s = reduced_stiffness(mech, q[None], extra_loads=extra_loads, gravity=gravity)
         return s.holding[0], s.stiffness[0]
 
+    def scaled_eigen(t, k):
+        """The holding torque and the eigen-decomposition of the stiffness in the step-limit
+        metric (inputs scaled by ``max_step``, so that rotations and lengths compare), and the
+        floor below which an eigenvalue counts as zero: ``RANK_RTOL`` of the largest one or of
+        the scaled holding torque (a Newton step along it would be ``1 / RANK_RTOL`` step limits
+        or more, set by round-off). None when something is not finite."""
+        ts, ks_ = t * max_step, k * np.outer(max_step, max_step)
+        if not (np.all(np.isfinite(ts)) and np.all(np.isfinite(ks_))):
+            return None
+        lam, vec = np.linalg.eigh(0.5 * (ks_ + ks_.T))
+        floor = RANK_RTOL * max(float(np.abs(lam).max(initial=0.0)), float(np.abs(ts).max()), 1e-300)
+        return ts, lam, vec, floor
+
+    def newton_direction(t, k):
+        """The Newton step ``-K^-1 t``, or None when ``K`` is singular (an eigenvalue below the
+        floor of :func:`scaled_eigen`; at two horizontal rods of a double pendulum gravity's
+        torque is stationary in both angles: ``K = 0``)."""
+        e = scaled_eigen(t, k)
+        if e is None or not np.all(np.abs(e[1]) > e[3]):
+            return None
+        ts, lam, vec, _ = e
+        return -max_step * (vec @ ((vec.T @ ts) / lam))
+
+    def descent_direction(t, k):
+        """A direction down the potential energy (``tau = dV/dtheta``): the Newton step with the
+        stiffness's eigenvalues replaced by their magnitudes, floored (:func:`scaled_eigen`), so
+        ``t . step < 0`` always: Newton itself where ``K`` is positive definite (quadratic
+        convergence to a potential minimum), away from maxima and saddles where it is not, and
+        (nearly) against the holding torque along the directions where ``K`` is singular."""
+        ts, lam, vec, floor = scaled_eigen(t, k)
+        return -max_step * (vec @ ((vec.T @ ts) / np.maximum(np.abs(lam), floor)))
+
+    def to_step_limit(direction):
+        return direction * min(1.0, float(np.min(max_step / np.maximum(np.abs(direction), 1e-300))))
+
+    def line_search(a, q, t, k, step, accept):
+        """Halve ``step`` (at most 30 times: 1e-9 of the step limit) until the iterate assembles
+        on the branch and ``accept(t_new, step)`` holds; None when it never does."""
+        for _ in range(30):
+            q_new, good = assemble(a + step, q)
+            if good:
+                t_new, k_new = evaluate(q_new)
+                if np.all(np.isfinite(t_new)) and np.all(np.isfinite(k_new)) and accept(t_new, step):
+                    return a + step, q_new, t_new, k_new
+            step = 0.5 * step
+        return None
+
+    descending = [False]  # the run has left Newton for the potential's descent
+
+    def free_step(a, q, t, k):
+        """One step with no bracket (several inputs, or one input from a single point).
+
+        Newton first, while the stiffness is regular: the step scaled down to the step limit
+        (keeps the Newton direction), then halved until the work-weighted holding torque
+        ``|t * max_step|`` decreases (the Newton direction is a descent direction of it:
+        saddles, i.e. unstable rest positions, near the start are found too). When the
+        stiffness is singular (gravity's torque stationary in the inputs), or no Newton step
+        decreases the holding torque (a minimum of it that is not zero), the run goes down the
+        potential energy from then on (:func:`descent_direction`, scaled to the step limit),
+        each step halved until the potential decreases (Armijo: ``dV <= 1e-4 tau . step``;
+        ``dV`` by the trapezoidal rule ``(tau + tau_new) / 2 . step``, exact for a quadratic
+        potential: constant loads have no energy of their own in the model), so it ends at a
+        potential minimum, a stable rest position, where one is in reach. Returns the new
+        iterate or None (``last_failure`` says why)."""
+        if not descending[0]:
+            direction = newton_direction(t, k)
+            if direction is not None:
+                merit = np.linalg.norm(t * max_step)
+                new = line_search(a, q, t, k, to_step_limit(direction),
+                                  lambda t_new, s: np.linalg.norm(t_new * max_step) < merit)
+                if new is not None:
+                    return new
+            descending[0] = True
+        new = line_search(a, q, t, k, to_step_limit(descent_direction(t, k)),
+                          lambda t_new, s: 0.5 * float((t + t_new) @ s) <= 1e-4 * float(t @ s))
+        if new is None and not last_failure[0]:
+            last_failure[0] = ("no step down the potential energy decreases it (round-off near a rest position "
+                               "that is not within the tolerance, or a limit of motion)")
+        return new
+
     def newton(a, q, t, k, lo=None, hi=None, t_lo=None):
+        last_failure[0] = ""
+        descending[0] = False
         it = 0
         for it in range(1, max_iter + 1):
             if np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau:
                 return a, q, t, k, True, it - 1
-            try:
-                step = -np.linalg.solve(k, t)
-            except np.linalg.LinAlgError:
-                step = -t * np.nan
-            if lo is None and np.all(np.isfinite(step)):
-                # several inputs: the whole step scaled down to the step limit (keeps the Newton
-                # direction), then halved until the work-weighted holding torque |t * max_step|
-                # decreases (the Newton direction is a descent direction of it: saddles, i.e.
-                # unstable rest positions, are found too)
-                step = step * min(1.0, float(np.min(max_step / np.maximum(np.abs(step), 1e-300))))
-                merit = np.linalg.norm(t * max_step)
-                for _ in range(30):
-                    a_new = a + step
-                    q_new, good = assemble(a_new, q)
-                    if good:
-                        t_new, k_new = evaluate(q_new)
-                        if np.linalg.norm(t_new * max_step) < merit:
-                            break
-                    step = 0.5 * step
-                if not good:
+            last_failure[0] = ""
+            if lo is None:
+                new = free_step(a, q, t, k)
+                if new is None:
                     return a, q, t, k, False, it
-            else:
-                step = np.clip(step, -max_step, max_step) if np.all(np.isfinite(step)) else step
-                a_new = a + step
-                inside = lo is None or (np.isfinite(a_new[0]) and min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]))
-                if not inside:  # one input: stay in the bracket, bisect when Newton leaves it
-                    a_new = 0.5 * (lo + hi)
+                a_new, q_new, t_new, k_new = new
+            else:  # one input in a bracket of a sign change
+                direction = newton_direction(t, k)
+                a_new = a + np.clip(direction, -max_step, max_step) if direction is not None else a
+                if direction is None or not min(lo[0], hi[0]) < a_new[0] < max(lo[0], hi[0]):
+                    a_new = 0.5 * (lo + hi)  # stay in the bracket: bisect when Newton leaves it
                 q_new, good = assemble(a_new, q)
                 if not good:
                     return a, q, t, k, False, it
                 t_new, k_new = evaluate(q_new)
-            if lo is not None:
                 if np.sign(t_new[0]) == np.sign(t_lo[0]):
                     lo, t_lo = a_new, t_new
                 else:
                     hi = a_new
             if np.abs(a_new - a).max() <= 1e-14 * (1.0 + np.abs(a).max()):
-                return a_new, q_new, t_new, k_new, settled(a_new, t_new, k_new), it
+                done = settled(a_new, t_new, k_new)
+                if not done and not last_failure[0]:
+                    last_failure[0] = ("the Newton steps fell below rounding with the holding torque not zero (a sign "
+                                       "change across a singular configuration or a reassembly)")
+                return a_new, q_new, t_new, k_new, done, it
             a, q, t, k = a_new, q_new, t_new, k_new
-        return a, q, t, k, np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau, it
+        done = np.abs(t).max() <= EQUILIBRIUM_RTOL * scale_tau
+        if not done:
+            last_failure[0] = f"the holding torque did not reach the tolerance in {max_iter} Newton iterations"
+        return a, q, t, k, done, it
 
     found = []
     if mech.n_actuated == 1 and len(idx) > 1:
@@ -780,14 +878,14 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                 start = k0 if abs(t0) <= abs(t1) else k1
                 sol = newton(a_path[idx[start]].copy(), q_path[idx[start]], tau[start], K[start],
                              a_path[i0].copy(), a_path[i1].copy(), tau[k0].copy())
-                found.append(sol)
+                found.append((*sol, last_failure[0]))
     else:
         # several inputs: Newton from the first assembled point; when it stalls (a minimum of
         # |holding| that is not zero), from up to 7 more points spread along the path
         starts = np.unique(np.r_[0, np.linspace(0, len(idx) - 1, min(len(idx), 8)).astype(int)])
         best = None
         for k0 in starts:
-            sol = newton(a_path[idx[k0]].copy(), q_path[idx[k0]], tau[k0], K[k0])
+            sol = (*newton(a_path[idx[k0]].copy(), q_path[idx[k0]], tau[k0], K[k0]), last_failure[0])
             if best is None or (sol[4] and not best[4]) or \
                     (sol[4] == best[4] and np.linalg.norm(sol[2]) < np.linalg.norm(best[2])):
                 best = sol
@@ -795,6 +893,6 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
                 break
         found.append(best)
     out = []
-    for a, q, t, k, conv, it in found:
-        out.append(Equilibrium(a, q, t, k, classify(k, scale_k), bool(conv), it))
+    for a, q, t, k, conv, it, why in found:
+        out.append(Equilibrium(a, q, t, k, classify(k, scale_k), bool(conv), it, "" if conv else why))
     return out

@@ -233,7 +233,7 @@ def test_first_point_falls_back_to_assembly_at_the_first_input(monkeypatch):
     pk = sweep._interpreted_kernel()
     Q = np.radians(np.linspace(300.0, 330.0, 31))[:, None]
 
-    def unreached(mech, a, home, tol, max_step, pk):
+    def unreached(mech, a, home, tol, max_step, pk, **_):
         return sweep.BranchPoint(home.copy(), int(Status.NO_ASSEMBLY), np.full(mech.n_loops, np.nan), np.inf, 0, "",
                                  home[mech.q_actuated], home[mech.q_actuated])
 

@@ -22,7 +22,10 @@ branch does not reach, the first converged
 point after failed ones, a restart) takes for each passive rotation variable the representative
 q + 2 pi k nearest its reference: the last good point before it, else the estimate
 (:func:`_keep_turns`, the whole run shifted alike). Runs so started are checked against the
-estimate's branch (:func:`_check_branch`); those off it are ``other_branch``.
+estimate's branch (:func:`_check_branch`; configurations compared by where the joints are,
+:func:`same_configuration`): one in another mode where that branch reaches its first input is
+solved again from the branch's configuration there; rows the branch does not reach are
+``other_branch``.
 Singular passive partitions crossed between two points (sign change of det J_p: toggle or
 branch points) and points that cannot be assembled are reported as events, never silently.
 A tall J_p (more constraint rows than passive variables: a planar loop written as a spatial
@@ -121,7 +124,12 @@ class SweepResult:
     from :func:`configuration_at`'s at that input, or that branch does not reach it). Both None
     for a sweep without loops. ``branch_checked``: False when runs started by reassembly could
     not be compared with the estimate's branch because the estimate does not assemble at its
-    own inputs (no assembly mode is then defined; ``other_branch`` stays False)."""
+    own inputs (no assembly mode is then defined; ``other_branch`` stays False).
+    ``branch_resolved`` (n,) bool: restarts whose reassembly had landed off the estimate's branch
+    and whose run was therefore solved again by continuation from :func:`configuration_at`'s
+    configuration at that input (its rows on the estimate's branch are then ``ok``); None when
+    no run was. ``det_sign`` (n,): the kernel's sign of det J_p per point (a square J_p's
+    singular crossings), None without loops."""
 
     q: np.ndarray
     status: np.ndarray
@@ -132,6 +140,8 @@ class SweepResult:
     reassembled: np.ndarray | None = None
     other_branch: np.ndarray | None = None
     branch_checked: bool = True
+    branch_resolved: np.ndarray | None = None
+    det_sign: np.ndarray | None = None
 
 
 def _input_step_limit(mech: CompiledMechanism, max_angle: float) -> np.ndarray:
@@ -447,7 +457,7 @@ def _first_estimate(mech: CompiledMechanism, a0: np.ndarray, q_start: np.ndarray
         # continuation with bisection as a two-point _follow_branch, without its ~0.1 ms of
         # Python) and flags its first point ``reassembled`` when it had to assemble there instead
         return q, True
-    point = _follow_branch(mech, a0, q, tol, max_step, pk)
+    point = _follow_branch(mech, a0, q, tol, max_step, pk, locate=False)
     if point.status == Status.CONVERGED:
         return np.ascontiguousarray(point.q, dtype=np.float64), True
     res = assemble(mech, a0, q, tol=tol)
@@ -468,7 +478,8 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
     Q = np.ascontiguousarray(Q_act, dtype=np.float64)
     limit = _input_step_limit(mech, max_step)
     idx = np.empty(n + 1, dtype=np.int64)
-    coarse = idx[:pk.coarse_indices(Q, limit, idx)]
+    coarse = idx[:pk.coarse_indices(Q, limit, idx)].copy()  # (a few points: not a view keeping n + 1 int64)
+    del idx
     q = np.empty((n, mech.n_q))
     status = np.zeros(n, dtype=np.int64)
     resid = np.empty((n, mech.n_loops))
@@ -495,17 +506,32 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
                      status, resid, worst, cond, det, reassembled)
     restarts = _restarts(status, reassembled, coarse, continued and not reassembled[coarse[0]])
     _keep_turns(mech, q, status, restarts, q_start)
+    return _result(mech, pk, q, status, resid, worst, cond, det, restarts)
+
+
+def _result(mech: CompiledMechanism, pk, q: np.ndarray, status: np.ndarray, resid: np.ndarray, worst: np.ndarray,
+            cond: np.ndarray, det: np.ndarray, restarts: np.ndarray, **branch) -> SweepResult:
+    """The :class:`SweepResult` of the kernel's per-point outputs (``det`` (n,) the kernel's det
+    J_p sign per point, read for a square J_p; ``restarts`` (n,) bool the starts of runs
+    configured by (re)assembly); events from them: a ``reassembled`` event at each restart, the
+    failures and singular crossings of :func:`_events` (a tall J_p's crossings seen through the
+    kernel's :func:`det_flips` over q). ``branch``: SweepResult's branch fields."""
+    n = len(q)
     if not _det_checked(mech):
         flipped = None
     elif _square(mech):
         flipped = rules.det_sign_flipped(det[:-1], det[1:])
     else:  # tall J_p: each step's det sign seen from its start
+        mi, mf, n_wf, n_wi = _packed(mech, pk)
+        wf, wi = pk.workspace(n_wf, n_wi)
         flipped = np.zeros(max(n - 1, 0), dtype=np.bool_)
-        pk.det_flips(mi, mf, wf, wi, q, flipped)
+        pk.det_flips(mi, mf, wf, wi, np.ascontiguousarray(q), flipped)
     events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(restarts)]
     events += _events(status, resid, worst, cond, flipped)
     events.sort(key=lambda e: e.index)
-    return SweepResult(q, status.astype(int), resid, cond, worst.astype(int), tuple(events), restarts)
+    # copy=False: the kernel's int64 arrays themselves (int is int64 here), not a second copy at the peak
+    return SweepResult(q, status.astype(int, copy=False), resid, cond, worst.astype(int, copy=False), tuple(events),
+                       restarts, det_sign=det, **branch)
 
 
 # --- configurations reached by (re)assembly: whole turns and the estimate's branch ---------------
@@ -568,43 +594,151 @@ def _shift_turns(mech: CompiledMechanism, q: np.ndarray, s: int, e: int, q_ref: 
 #: sweep (each check is a continuation from the estimate's inputs); later ones are marked
 #: other_branch (not verified)
 MAX_BRANCH_CHECKS = 32
+#: runs found off the estimate's branch are solved again from that branch's configuration
+#: (:func:`_check_branch`) for at most this many times the sweep's points in all, so the
+#: repair costs at most this many sweeps of the kernel; runs beyond it stay other_branch
+MAX_RESOLVED_SWEEPS = 2
 
 
 def same_configuration(mech: CompiledMechanism, q1: np.ndarray, q2: np.ndarray, rtol: float = 1e-6) -> bool:
-    """The two configurations (n_q,) SI are one: angles equal modulo 2 pi and lengths equal,
-    within ``rtol`` (rad; lengths relative to the mechanism size). (Two solutions converged to
-    the sweep's tolerance, 1e-10, differ by about the condition number times it; the other
-    assembly mode of a linkage lies radians away except next to a change point, where the two
-    coincide.)"""
-    d = np.asarray(q1, float) - np.asarray(q2, float)
-    d = np.where(mech.q_is_rotation, (d + np.pi) % (2 * np.pi) - np.pi, d / mechanism_size(mech))
-    return bool(np.max(np.abs(d), initial=0.0) <= rtol)
+    """The two configurations (n_q,) SI place the mechanism alike: every joint frame at the same
+    world position (relative to the mechanism size) and every joint axis that is not a
+    spherical joint's in the same world direction (rad), within ``rtol``
+    (:func:`_placement`). Not their joint coordinates: a spherical joint's z-y-x angles (a, b, c)
+    and (a + pi, pi - b, c + pi) are one rotation (its Euler dual), and an idle freedom (an S-S
+    coupler's spin about its own axis) moves no joint frame and no axis. Whole turns of angles
+    change nothing either. (Two solutions converged to the sweep's tolerance, 1e-10 relative,
+    differ by about the condition number times it; the other assembly mode of a linkage lies a
+    large fraction of its size away except next to a change point, where the two coincide.)"""
+    p1, a1 = _placement(mech, np.asarray(q1, float))
+    p2, a2 = _placement(mech, np.asarray(q2, float))
+    d = max(float(np.abs(p1 - p2).max(initial=0.0)) / mechanism_size(mech), float(np.abs(a1 - a2).max(initial=0.0)))
+    return d <= rtol
+
+
+def _placement(mech: CompiledMechanism, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(points (2 n_joints, 3) m, axes (k, 3) unit) of configuration q (n_q,) SI: the world
+    origin of every joint's frame on its parent and on its child, and the world direction of
+    each joint's first variable's axis (in its frame on the parent) and last variable's axis (in
+    its frame on the child, which that variable's motion leaves unchanged), spherical joints
+    excepted (their three axes depend on how the rotation is written, not on where the links
+    are)."""
+    from .forward import link_poses
+    from .mechanism import SPHERICAL
+
+    T = link_poses(mech, q)
+    Tp = T[mech.joint_parent] @ mech.T_parent_joint  # (n_joints, 4, 4) joint frames in world
+    Tc = T[mech.joint_child] @ mech.T_child_joint
+    points = np.concatenate([Tp[:, :3, 3], Tc[:, :3, 3]])
+    axes = []
+    for j in range(mech.n_joints):
+        n = int(mech.joint_q_count[j])
+        if n == 0 or mech.joint_type[j] == SPHERICAL:
+            continue
+        first, last = int(mech.joint_q_start[j]), int(mech.joint_q_start[j]) + n - 1
+        axes += [Tp[j, :3, :3] @ mech.q_axis[first], Tc[j, :3, :3] @ mech.q_axis[last]]
+    return points, np.array(axes).reshape(-1, 3)
+
+
+def _euler_duals(mech: CompiledMechanism, q: np.ndarray, s: int, e: int, q_ref: np.ndarray) -> None:
+    """Rewrite, in place, rows s..e-1 of q in the other z-y-x form (a + pi, pi - b, c + pi) of each
+    spherical joint whose angles at row s are nearer q_ref's (n_q,) in that form (modulo whole
+    turns): the same rotation, so the run takes the coordinates of the configuration it was
+    verified against (fk's); a spherical joint with an actuated variable is left alone."""
+    from .mechanism import SPHERICAL
+
+    act = set(np.asarray(mech.q_actuated).tolist())
+    for j in np.flatnonzero(np.asarray(mech.joint_type) == SPHERICAL).tolist():
+        k = int(mech.joint_q_start[j])
+        if act & {k, k + 1, k + 2}:
+            continue
+        x = q[s, k:k + 3]
+        dual = np.array([x[0] + np.pi, np.pi - x[1], x[2] + np.pi])
+        ref = np.asarray(q_ref, float)[k:k + 3]
+        if _wrapped(dual - ref) < _wrapped(x - ref):
+            rows = q[s:e, k:k + 3]
+            rows[:, 0] += np.pi
+            rows[:, 1] = np.pi - rows[:, 1]
+            rows[:, 2] += np.pi
+
+
+def _wrapped(d: np.ndarray) -> float:
+    """Largest |angle| of d (rad) modulo 2 pi."""
+    return float(np.abs((d + np.pi) % (2 * np.pi) - np.pi).max(initial=0.0))
 
 
 def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_start: np.ndarray, tol: float,
                   max_step: float, pk) -> SweepResult:
-    """``res`` with ``other_branch`` set: each run started by reassembly whose first point is not
-    the configuration the estimate's branch has at that input (:func:`configuration_at`), or
-    that branch does not reach (conservative: not verified), is marked to its end (the next
-    restart); at most :data:`MAX_BRANCH_CHECKS` runs checked, later ones marked."""
+    """``res`` with its runs started by reassembly checked against the estimate's branch, in
+    order. A run whose first point is the configuration the estimate's branch has at that input
+    (:func:`configuration_at`) is kept (with that branch's winding). One whose first point is
+    another configuration where that branch does reach the input (a reassembly that landed in
+    the other assembly mode, e.g. after a sweep starting outside the reachable range) is solved
+    again, over its inputs, by continuation from the branch's configuration there
+    (``branch_resolved``): its rows take the re-run's results where the re-run converged (on the
+    estimate's branch), keep their earlier values as ``other_branch`` where only the earlier run
+    converged (that branch does not reach them from here: not verified), and the re-run's own
+    restarts are checked in turn. A run the branch does not reach, or beyond
+    :data:`MAX_BRANCH_CHECKS` checks or the :data:`MAX_RESOLVED_SWEEPS` budget, is marked
+    ``other_branch`` to its end (conservative: not verified). Events are rebuilt from the final
+    rows (the ``reassembled`` events name each run's first row)."""
     assert res.reassembled is not None
-    ok = res.status == Status.CONVERGED
-    starts = np.flatnonzero(res.reassembled)
-    ends = np.append(starts[1:], len(Q))
-    other = np.zeros(len(Q), dtype=bool)
+    n = len(Q)
+    other = np.zeros(n, dtype=bool)
     home = _home(mech, q_start, tol)
     if home is None:  # no assembly mode to compare with
         return replace(res, other_branch=other, branch_checked=False)
-    for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        same = False
-        if k < MAX_BRANCH_CHECKS:
-            point = _follow_branch(mech, Q[s], home, tol, max_step, pk)
-            same = point.status == Status.CONVERGED and same_configuration(mech, point.q, res.q[s])
-            if same:  # the run takes the winding the estimate's branch has there (fk's, simulate's)
-                _shift_turns(mech, res.q, s, e, point.q)
-        if not same:
-            other[s:e] = ok[s:e]
-    return replace(res, other_branch=other)
+    q, status, resid = res.q.copy(), res.status.copy(), res.residual.copy()
+    worst, cond = res.worst_loop.copy(), res.condition.copy()
+    det = np.zeros(n) if res.det_sign is None else np.asarray(res.det_sign).copy()
+    restarts = res.reassembled.copy()
+    resolved = np.zeros(n, dtype=bool)
+    budget = MAX_RESOLVED_SWEEPS * n  # points the re-runs may solve in all
+    checks, s = 0, -1
+    while True:
+        later = np.flatnonzero(restarts[s + 1:])
+        if not len(later):
+            break
+        s = s + 1 + int(later[0])
+        nxt = np.flatnonzero(restarts[s + 1:])
+        e = s + 1 + int(nxt[0]) if len(nxt) else n
+        point = None
+        if checks < MAX_BRANCH_CHECKS:
+            checks += 1
+            point = _follow_branch(mech, Q[s], home, tol, max_step, pk, locate=False)
+            if point.status != Status.CONVERGED:
+                point = None
+        if point is not None and same_configuration(mech, point.q, q[s]):
+            # the run takes the coordinates the estimate's branch has there (fk's, simulate's): its
+            # spherical joints' z-y-x form, then its winding
+            _euler_duals(mech, q, s, e, point.q)
+            _shift_turns(mech, q, s, e, point.q)
+            other[s:e] = False
+            continue
+        if point is None or e - s > budget:
+            other[s:e] = status[s:e] == Status.CONVERGED
+            continue
+        budget -= e - s
+        sub = _solve_sweep_kernel(mech, Q[s:e], point.q, tol, max_step, pk)
+        assert sub.reassembled is not None and sub.det_sign is not None
+        was = status[s:e] == Status.CONVERGED
+        now = sub.status == Status.CONVERGED
+        take = now | ~was  # the re-run's rows, except those only the earlier run solved
+        for mine, theirs in ((q, sub.q), (status, sub.status), (resid, sub.residual), (worst, sub.worst_loop),
+                             (cond, sub.condition), (det, sub.det_sign)):
+            mine[s:e][take] = theirs[take]
+        kept = was & ~now  # other-mode rows the estimate's branch did not reach from here
+        other[s:e] = kept
+        # run starts: the re-run's restarts and the first row of each block of kept rows (checked in
+        # turn: the straight way from the estimate may reach them); row s stays the start of this run
+        starts = sub.reassembled | (kept & ~np.concatenate(([False], kept[:-1])))
+        starts[0] = True
+        restarts[s:e] = starts
+        resolved[s] = True
+    branch = {"other_branch": other, "branch_resolved": resolved if resolved.any() else None}
+    if not resolved.any():
+        return replace(res, q=q, **branch)
+    return _result(mech, pk, q, status, resid, worst, cond, det, restarts, **branch)
 
 
 @dataclass(frozen=True)
@@ -701,10 +835,13 @@ def _routes(mech: CompiledMechanism, a: np.ndarray, a_home: np.ndarray):
 
 
 def _follow_branch(mech: CompiledMechanism, a: np.ndarray, home: np.ndarray, tol: float, max_step: float,
-                   pk) -> BranchPoint:
+                   pk, *, locate: bool = True) -> BranchPoint:
     """:func:`configuration_at` from ``home`` (n_q,), the assembly at the estimate's own inputs,
     in kernel module ``pk``: each route of :func:`_routes` as a straight path of coarse steps
-    (at most ``max_step``), accepted when every point converged by continuation (no restart)."""
+    (at most ``max_step``), accepted when every point converged by continuation (no restart).
+    ``locate``: when the inputs are not reached, locate where the straight path stopped by
+    bisection (``reached``, for messages); without it ``reached`` is the last point reached
+    (callers that only need the configuration: a limit costs ~0.4 s of numpy Newton solves)."""
     a = np.asarray(a, dtype=float)
     a_home = np.asarray(home, float)[mech.q_actuated]
     if np.array_equal(a, a_home):
@@ -733,7 +870,7 @@ def _follow_branch(mech: CompiledMechanism, a: np.ndarray, home: np.ndarray, tol
             bad = np.flatnonzero(~ok | res.reassembled)
             i = int(bad[0]) if len(bad) else len(path) - 1
             reached = path[max(i - 1, 0)]
-            if 0 < i and not ok[i]:  # an end of motion between the two points: located by bisection
+            if locate and 0 < i and not ok[i]:  # an end of motion between the two points: located by bisection
                 from .limits import locate_limits
 
                 found = locate_limits(mech, path[i - 1:i + 1], res.q[i - 1:i + 1], res.status[i - 1:i + 1],

@@ -178,16 +178,23 @@ def solve_stream(mech: CompiledMechanism, req: SolveRequest, loaded=None, *,
                    next((e.message for e in outside_events),
                         next((e.message for e in events if e.kind == "reassembled" and e.is_failure), None)))
     units = Units.of(mech)
+    # the blocks (run by the writer, after this function returns) read only the configurations,
+    # condition numbers and file-unit inputs (solve order): the rest of the sweep (solver
+    # statuses, residuals, worst loops: int64 and float64 per point; the SI path; an identity row
+    # order) is let go with this frame, ~38 MB of a four-bar's 10^6 points that a block reading
+    # ``res`` or ``inputs`` kept through every block (benchmarks/README.md)
+    q_all, condition, file_inputs = res.q, res.condition, inputs.file
+    row_order = None if identity else order
 
     def blocks():
-        unwrap_rows = Unwrap() if mech.planar and identity else None
+        unwrap_rows = Unwrap() if mech.planar and row_order is None else None
         for s, e in bounds:
-            idx = slice(s, e) if identity else order[s:e]
+            idx = slice(s, e) if row_order is None else row_order[s:e]
             ang = None
             if mech.planar:
                 ang = angle[idx] if angle is not None else unwrap_rows
-            yield _block_table(mech, req, units, inputs.file[idx], res, idx, ok[idx], frames, loops, qd_act, qdd_act,
-                               ang, _STATUS_LABELS[status_code[idx]])
+            yield _block_table(mech, req, units, file_inputs[idx], q_all[idx], condition[idx], ok[idx], frames, loops,
+                               qd_act, qdd_act, ang, _STATUS_LABELS[status_code[idx]])
 
     table = TableStream(n, blocks, metadata=metadata, units=units)
     return AnalysisOutcome.of(table, n, n_failed, events, failure=failure, what="points")
@@ -223,16 +230,15 @@ def _status_block(mech, req, path, q, status, ok, outside_rows=None, other_branc
 _STATUS_LABELS = np.array(list(ROW_STATUS), dtype=f"<U{max(map(len, ROW_STATUS))}")
 
 
-def _block_table(mech, req, units, inputs, res, idx, ok, frames, loops, qd_act, qdd_act, angle,
+def _block_table(mech, req, units, inputs, q_solved, condition, ok, frames, loops, qd_act, qdd_act, angle,
                  status_text) -> ResultTable:
-    """The table's rows of solve indices ``idx`` (a slice or an index array, in output order);
-    ``angle``: the effector's unwrapped angle of these rows, or an
-    :class:`~linkcli.core.transforms.Unwrap` that unwraps it along consecutive blocks (rows in
-    solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows);
+    """The table's rows (in output order) of configurations ``q_solved`` (n, n_q) SI as solved
+    (failed rows too) with their ``condition`` numbers (n,); ``angle``: the effector's unwrapped
+    angle of these rows, or an :class:`~linkcli.core.transforms.Unwrap` that unwraps it along
+    consecutive blocks (rows in solve order); ``status_text``: the rows' statuses (:func:`_status_block` of these rows);
     ``inputs`` (n, n_act): the rows' actuated inputs in file units, as requested."""
     n = len(inputs)
     table = ResultTable(n, units=units)
-    q_solved = res.q[idx]
     q = np.where(ok[:, None], q_solved, np.nan)  # poses of failed rows stay NaN (nothing shown as good)
     # the inputs as requested, in file units (a failed row still says which input failed)
     table.add_q(mech.q_names, q, mech.q_is_rotation,
@@ -253,11 +259,29 @@ def _block_table(mech, req, units, inputs, res, idx, ok, frames, loops, qd_act, 
         table.add_angle(entity, "transmission", np.where(ok, mu, np.nan))
     del P
     table.add("", "status", "", status_text)
-    gaps = loop_gaps(mech, q_solved)  # m: one length per loop (angular misfits times the size)
+    gaps = _loop_gaps(mech, q_solved)  # m: one length per loop (angular misfits times the size)
     for li, j in enumerate(mech.loop_joint):
         table.add_length(f"loop_{mech.joint_names[j]}", "residual", gaps[:, li])
-    table.add("", "condition", "", res.condition[idx])
+    table.add("", "condition", "", condition)
     return table
+
+
+#: rows per call of ``loop_gaps`` in a block: its 4x4 tree pass holds ~2.2 KB per row of a
+#: four-bar at once (link poses, joint motions, twists, loop frames), 72 MB for a block of 32,768
+#: rows, more than the rest of the block; 4,096 rows hold ~9 MB (benchmarks/README.md)
+GAP_ROWS = 4096
+
+
+def _loop_gaps(mech: CompiledMechanism, q: np.ndarray) -> np.ndarray:
+    """``loop_gaps`` of configurations q (n, n_q) SI, :data:`GAP_ROWS` rows at a time: the same
+    floats (each row's gap is computed from that row alone; pieces of one row are avoided as
+    :func:`_block_bounds` says), with a bounded work set."""
+    if len(q) <= GAP_ROWS:
+        return loop_gaps(mech, q)
+    out = np.empty((len(q), mech.n_loops))
+    for s, e in _block_bounds(len(q), GAP_ROWS):
+        out[s:e] = loop_gaps(mech, q[s:e])
+    return out
 
 
 def _poses(mech: CompiledMechanism, q: np.ndarray):

@@ -478,7 +478,8 @@ def _solve_sweep_kernel(mech: CompiledMechanism, Q_act: np.ndarray, q_start: np.
     Q = np.ascontiguousarray(Q_act, dtype=np.float64)
     limit = _input_step_limit(mech, max_step)
     idx = np.empty(n + 1, dtype=np.int64)
-    coarse = idx[:pk.coarse_indices(Q, limit, idx)]
+    coarse = idx[:pk.coarse_indices(Q, limit, idx)].copy()  # (a few points: not a view keeping n + 1 int64)
+    del idx
     q = np.empty((n, mech.n_q))
     status = np.zeros(n, dtype=np.int64)
     resid = np.empty((n, mech.n_loops))
@@ -528,8 +529,9 @@ def _result(mech: CompiledMechanism, pk, q: np.ndarray, status: np.ndarray, resi
     events = [SweepEvent(int(c), "reassembled") for c in np.flatnonzero(restarts)]
     events += _events(status, resid, worst, cond, flipped)
     events.sort(key=lambda e: e.index)
-    return SweepResult(q, status.astype(int), resid, cond, worst.astype(int), tuple(events), restarts,
-                       det_sign=det, **branch)
+    # copy=False: the kernel's int64 arrays themselves (int is int64 here), not a second copy at the peak
+    return SweepResult(q, status.astype(int, copy=False), resid, cond, worst.astype(int, copy=False), tuple(events),
+                       restarts, det_sign=det, **branch)
 
 
 # --- configurations reached by (re)assembly: whole turns and the estimate's branch ---------------

@@ -196,3 +196,40 @@ def test_an_open_row_that_reaches_the_analysis_is_flagged_from_its_time(monkeypa
     out = run_simulate(bennett(), SimulateRequest(t_end=0.1, dt=1e-3))
     assert out.n_failed == 1 and out.summary["status"] == "inaccurate"
     assert "open by 1e-06 m at t = 0.05 s" in out.summary["message"] and "1.22e-10 m" in out.summary["message"]
+
+
+def _scaled_bennett(scale: float):
+    """The gallery Bennett with every length times ``scale`` (same angles: the same linkage)."""
+    data, smap = read_yaml_file(str(BENNETT))
+    for frames in (data["links"][name]["frames"] for name in data["links"]):
+        for frame in frames.values():
+            if isinstance(frame, dict):
+                frame["origin"] = [scale * v for v in frame["origin"]]
+    return compile_mechanism(validate_document(data, smap, str(BENNETT)).model)
+
+
+@pytest.mark.parametrize("scale, shown", [(1e-3, "1.22e-13"), (1e3, "1.22e-07")])
+def test_the_closure_tolerance_scales_with_the_mechanism(scale, shown):
+    """The closure tolerance is tol x the mechanism size, so a 1 mm Bennett holds its joints to
+    1.22e-13 m and a 1 km one to 1.22e-7 m: the same start, open by the same 1e-8 rad of j2
+    (a gap ~1e-8 x size), is refused at every scale with that scale's tolerance in the message,
+    and runs when the tolerance is loosened past it (a tolerance not scaled by the size would
+    let the 1 mm start through: 1e-11 m < 1e-10 m)."""
+    mech = _scaled_bennett(scale)
+    assert mechanism_size(mech) == pytest.approx(1.2247448713915892 * scale, rel=1e-12)
+    q0 = configuration_at(mech, np.radians([90.0])).q.copy()
+    q0[1] += 1e-8
+    qd0 = joint_rates(mech, q0, np.radians([90.0]))
+    with pytest.raises(ValueError, match=rf"closure tolerance {shown} m .* joint '.*' is open by"):
+        simulate(mech, q0, qd0, t_end=0.01, dt=1e-3)
+    assert simulate(mech, q0, qd0, t_end=0.01, dt=1e-3, tol=1e-6).status == "ok"
+
+
+def test_a_tolerance_below_round_off_still_starts():
+    """--tol 1e-16 asks for less than round-off: the start is assembled to round-off (the Bennett's
+    estimate keeps ~1.8e-16 m, which a 1e-16 x size assembly tolerance refused as a bad
+    `assembly` estimate) and the run stays closed to its round-off-floored closure tolerance."""
+    mech = bennett()
+    out = run_simulate(mech, SimulateRequest(t_end=0.02, dt=1e-3, tol=1e-16))
+    assert out.n_failed == 0 and out.result.status == "ok", out.result.message
+    assert out.result.constraint_residual.max() <= 1e-12  # measured ~4e-13 m at --tol 1e-12

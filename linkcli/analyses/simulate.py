@@ -19,6 +19,7 @@ from ..core import transforms as tf
 from ..core.dynamics.accuracy import (
     BALANCE_RTOL,
     REGULARISED_SHARE,
+    ROUNDOFF,
     EnergyBalanceCheck,
     closure_tolerance,
     reference_energy,
@@ -124,7 +125,8 @@ def _simulate(mech, req, loaded, progress, stop, many, block_rows, scratch_dir) 
         messages.append(f"links without mass properties: {', '.join(massless)} (treated as massless)")
     # the start in the assembly mode of the file's estimate, followed there by continuation
     # (plain Newton from the estimate at distant inputs may land in the other mode or wound)
-    start = configuration_at(mech, a0, tol=min(ASSEMBLY_TOL, req.tol))  # closed to the run's tolerance
+    # closed to the run's tolerance, not below round-off (a --tol under ~1e-14 cannot close a loop further)
+    start = configuration_at(mech, a0, tol=min(ASSEMBLY_TOL, max(req.tol, ROUNDOFF)))
     if start.status != Status.CONVERGED:
         msg = f"cannot start at the initial values: {unreached_message(mech, start, a0)}"
         return _not_started("no_assembly", msg, messages)

@@ -421,7 +421,8 @@ def _failure_message(setup, w, nrow, status, t_node, t_fail, err, max_iter, deta
         return (f"{where}: the joints do not stay closed{where_open}, more than the run's closure tolerance "
                 f"{closure:.3g} m (tol times the mechanism size) although the equations solved for are (redundant "
                 f"constraints that are not consistent: the geometry is not exactly that of a movable overconstrained "
-                f"linkage, or a subset of them lost rank); the rows up to t = {t_node:.6g} s are kept")
+                f"linkage, or the subset solved for lost rank within a step: the subset is picked again only at a "
+                f"step's start, so try a smaller dt first); the rows up to t = {t_node:.6g} s are kept")
     if status == it.IMPLAUSIBLE:
         return (f"{where}: a body turned more than {it.MAX_STEP_ROTATION} rad in one substep (a jump to another "
                 f"solution branch or a motion too fast for the step){link}; try a smaller dt")

@@ -377,8 +377,9 @@ def _note_reselection(setup, t: float, old: int, new: int) -> None:
     times = [t] if previous is None else setup.reselection_times + [t]
     setup.reselection_times = times
     shown = ", ".join(f"{x:.6g}" for x in times[:5]) + (", ..." if len(times) > 5 else "")
-    note = (f"{_RESELECTED} {len(times)} time(s), at t = {shown} s (the subset solved for lost rank or "
-            f"conditioning, or the rank changed: {new} equations, was {old})")
+    why = (f"the subset solved for lost rank or conditioning; {new} equations, as before" if new == old else
+           f"the rank changed: {new} equations, was {old}")
+    note = f"{_RESELECTED} {len(times)} time(s), at t = {shown} s ({why})"
     if previous is None:
         setup.warnings.append(note)
     else:

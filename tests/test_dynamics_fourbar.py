@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
-from test_dynamics_support import load
+from test_dynamics_support import load, planar_balance_residuals
 
 from linkcli.core.dynamics import simulate
 
@@ -208,24 +208,7 @@ def test_reactions_balance_every_link(overrides):
     if overrides:
         q0[3], qd0[3] = -q0[3], -qd0[3]  # O4 now measures the ground relative to the rocker
     r = simulate(mech, q0, qd0, t_end=1.0, dt=1e-4, every=10)
-    T = r.link_pose
-    cg = np.einsum("slij,lj->sli", T[..., :3, :3], mech.link_cg) + T[..., :3, 3]
-    angle = np.unwrap(np.arctan2(T[..., 1, 0], T[..., 0, 0]), axis=0)
-    acc = np.gradient(np.gradient(cg, r.t, axis=0), r.t, axis=0)
-    alpha = np.gradient(np.gradient(angle, r.t, axis=0), r.t, axis=0)
-    force = np.zeros_like(cg) + mech.link_mass[None, :, None] * mech.gravity
-    moment = np.zeros(cg.shape[:2])
-    for j in range(mech.n_joints):
-        c, p = mech.joint_child[j], mech.joint_parent[j]
-        o = (T[:, c] @ mech.T_child_joint[j])[:, :3, 3]  # the child's joint origin
-        F, M = r.reaction_force[:, j], r.reaction_moment[:, j, 2]
-        for link, sign in ((c, 1.0), (p, -1.0)):
-            arm = o - cg[:, link]
-            force[:, link] += sign * F
-            moment[:, link] += sign * (M + arm[:, 0] * F[:, 1] - arm[:, 1] * F[:, 0])
-    inner = slice(2, -2)  # central differences need neighbours
-    f_res = force[inner, 1:] - mech.link_mass[None, 1:, None] * acc[inner, 1:]
-    m_res = moment[inner, 1:] - mech.link_inertia[None, 1:, 2, 2] * alpha[inner, 1:]
+    f_res, m_res, force, moment = planar_balance_residuals(mech, r)
     # second differences at dt_save = 1e-3: error ~ dt^2 / 12 times the 4th derivative, ~1e-5 of
     # the ~50 N forces; the integrator's own O(dt^2) error at dt = 1e-4 is smaller still
     assert np.abs(f_res).max() < 1e-3 * np.abs(force[:, 1:]).max()

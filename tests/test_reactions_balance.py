@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_dynamics_support import planar_balance_residuals
 
 from linkcli.compile import compile_mechanism
 from linkcli.core import kinetostatics as ks
@@ -50,26 +51,8 @@ def test_the_free_body_balance_of_every_link_counts_reactions_and_driver_loads_o
     assert np.abs(tau).max() > 1.0  # the driver carries a real load (N m) in both cases
     # an ideal revolute transmits no moment about its axis: 0 up to round-off of the ~50 N m loads
     assert np.abs(r.reaction_moment[:, pin, 2]).max() <= 1e-9 * np.abs(tau).max()
-    T = r.link_pose
-    cg = np.einsum("slij,lj->sli", T[..., :3, :3], mech.link_cg) + T[..., :3, 3]
-    angle = np.unwrap(np.arctan2(T[..., 1, 0], T[..., 0, 0]), axis=0)
-    acc = np.gradient(np.gradient(cg, r.t, axis=0), r.t, axis=0)
-    alpha = np.gradient(np.gradient(angle, r.t, axis=0), r.t, axis=0)
-    force = np.zeros_like(cg) + mech.link_mass[None, :, None] * mech.gravity
-    moment = np.zeros(cg.shape[:2])
-    for j in range(mech.n_joints):
-        c, p = mech.joint_child[j], mech.joint_parent[j]
-        o = (T[:, c] @ mech.T_child_joint[j])[:, :3, 3]  # the child's joint origin (moment reference)
-        F, M = r.reaction_force[:, j], r.reaction_moment[:, j, 2]
-        for link, sign in ((c, 1.0), (p, -1.0)):
-            arm = o - cg[:, link]
-            force[:, link] += sign * F
-            moment[:, link] += sign * (M + arm[:, 0] * F[:, 1] - arm[:, 1] * F[:, 0])
-    moment[:, mech.joint_child[pin]] += tau  # the motor turns the crank (about z) and pushes back on the ground
-    moment[:, mech.joint_parent[pin]] -= tau
-    inner = slice(2, -2)  # central differences need neighbours
-    f_res = force[inner, 1:] - mech.link_mass[None, 1:, None] * acc[inner, 1:]
-    m_res = moment[inner, 1:] - mech.link_inertia[None, 1:, 2, 2] * alpha[inner, 1:]
+    # the motor turns the crank (about z) and pushes back on the ground
+    f_res, m_res, force, moment = planar_balance_residuals(mech, r, [(pin, tau)])
     # second differences at a saved step of 1e-3 s: error ~ dt^2 / 12 times the 4th derivative, ~1e-5
     # of the loads (the crank turns at ~1 rev/s); the integrator's own O(dt^2) error at dt = 1e-4 is
     # smaller still. Counting the motor twice (in crank_pin.Mz too) misses by |tau|, 1e-1 of the moments.

@@ -358,7 +358,7 @@ class _Tabulator:
         self.max_residual = float(np.max([self.max_residual, res.constraint_residual.max(initial=0.0)]))
         if n and self.closure_m is not None and self.open_from is None:
             extent = np.abs(res.link_pose[:, :, :3, 3]).max(axis=(1, 2))  # m, round-off scale of positions
-            limit = np.array([closure_tolerance(*self.closure_m, float(e)) for e in extent])
+            limit = closure_tolerance(*self.closure_m, extent)
             bad = ~(res.constraint_residual <= limit)
             if bad.any():
                 i = int(np.argmax(bad))

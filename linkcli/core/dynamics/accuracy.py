@@ -53,12 +53,13 @@ REGULARISED_SHARE = 1e-4
 ROUNDOFF = 64 * 2.22e-16
 
 
-def closure_tolerance(tol: float, size: float, extent: float) -> float:
+def closure_tolerance(tol: float, size: float, extent):
     """The run's closure tolerance (m): every constraint row of every row within ``tol`` (the
     relative Newton tolerance) times the mechanism ``size`` (m), plus the round-off of positions
-    of magnitude ``extent`` (m, at least the size). The integrator closes the solved rows to
-    ``tol`` times a step's displacement and checks the dropped ones against this."""
-    return tol * size + ROUNDOFF * max(size, extent)
+    of magnitude ``extent`` (m, at least the size; a float or an array of them). The integrator
+    closes the solved rows to ``tol`` times a step's displacement and checks the dropped ones
+    against this."""
+    return tol * size + ROUNDOFF * np.maximum(size, extent)
 
 
 #: float64 round-off of energies summed over bodies and accumulated over steps: far above it,

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..mechanism import CompiledMechanism
 from .bodies import inertial_properties
+from .setup import mass_matrix
 
 #: relative change of a spring mode's omega^2 when the regularising masses double beyond which the
 #: mode is governed by them (a mode on a freedom with inertia of its own changes by ~1e-6; one on
@@ -61,18 +62,6 @@ def _scales(model) -> np.ndarray:
     return np.tile(c, len(model.body_mass))
 
 
-def _mass_matrix(planar: bool, mass: np.ndarray, inertia: np.ndarray, rot: np.ndarray) -> np.ndarray:
-    nd = 3 if planar else 6
-    M = np.zeros((nd * len(mass),) * 2)
-    for b, mb in enumerate(mass):
-        if planar:
-            M[3 * b:3 * b + 3, 3 * b:3 * b + 3] = np.diag([mb, mb, inertia[b, 2, 2]])
-        else:
-            M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = mb * np.eye(3)
-            M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = rot[b] @ inertia[b] @ rot[b].T
-    return M
-
-
 def _allowed(G: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Orthonormal basis (scaled coordinates) of the null space of ``G`` (rows x raw coordinates)."""
     n = len(c)
@@ -99,7 +88,7 @@ def massless_freedoms(mech: CompiledMechanism, model, G: np.ndarray, rot: np.nda
     if not N.shape[1]:
         return ()
     mass, inertia = inertial_properties(mech)
-    M = _mass_matrix(bool(model.planar), mass, inertia, rot) / np.outer(c, c)
+    M = mass_matrix(bool(model.planar), mass, inertia, rot) / np.outer(c, c)
     ev, V = np.linalg.eigh(N.T @ M @ N)
     low = ev <= MASSLESS_RTOL * max(ev.max(), float(np.abs(M).max()), 1e-300)
     nd = 3 if model.planar else 6
@@ -178,8 +167,8 @@ def spring_modes(mech: CompiledMechanism, model, G: np.ndarray, pos: np.ndarray,
         return []
     planar, nd = bool(model.planar), 3 if model.planar else 6
     mass0, inertia0 = inertial_properties(mech)
-    M_used = _mass_matrix(planar, model.body_mass, model.body_inertia, rot)
-    M_file = _mass_matrix(planar, mass0, inertia0, rot)
+    M_used = mass_matrix(planar, model.body_mass, model.body_inertia, rot)
+    M_file = mass_matrix(planar, mass0, inertia0, rot)
     reduced = [N.T @ (M / np.outer(c, c)) @ N for M in (M_used, 2.0 * M_used - M_file)]  # regularisation x2
     out = []
     for name, kind, k, g in _gradients(mech, model, pos, rot):

@@ -145,16 +145,23 @@ def _needs_regularisation(model, rot, G) -> bool:
     return bool(ev.min() <= 1e-12 * max(ev.max(), np.abs(M).max(), 1e-300))
 
 
-def _mass_matrix(model, rot) -> np.ndarray:
-    n = model.coordinate_scale.shape[0]
-    M = np.zeros((n, n))
-    for b, mb in enumerate(model.body_mass):
-        if model.planar:
-            M[3 * b:3 * b + 3, 3 * b:3 * b + 3] = np.diag([mb, mb, model.body_inertia[b, 2, 2]])
+def mass_matrix(planar: bool, mass: np.ndarray, inertia: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """The block-diagonal mass matrix of the bodies (planar: (m, m, Izz) per body; spatial: m I3
+    and the world inertia R I R^T per body), kg and kg m^2, for the masses ``mass`` (n_b,) and
+    body-frame inertias ``inertia`` (n_b, 3, 3) at body rotations ``rot`` (n_b, 3, 3)."""
+    nd = 3 if planar else 6
+    M = np.zeros((nd * len(mass),) * 2)
+    for b, mb in enumerate(mass):
+        if planar:
+            M[3 * b:3 * b + 3, 3 * b:3 * b + 3] = np.diag([mb, mb, inertia[b, 2, 2]])
         else:
             M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = mb * np.eye(3)
-            M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = rot[b] @ model.body_inertia[b] @ rot[b].T
+            M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = rot[b] @ inertia[b] @ rot[b].T
     return M
+
+
+def _mass_matrix(model, rot) -> np.ndarray:
+    return mass_matrix(bool(model.planar), model.body_mass, model.body_inertia, rot)
 
 
 def select_rows(model, G, row_scale, col_scale, warnings, t: float, joint_names=None) -> np.ndarray:

@@ -537,7 +537,7 @@ def _fourbar_record(mech: CompiledMechanism, loop, limits: list[Limit]) -> dict:
         if lim.kind != "end_of_range":
             continue
         theta = float(input_angle(mech, loop, lim.q))  # geometric input angle at the located limit
-        diff = [abs((theta - r + np.pi) % (2 * np.pi) - np.pi) for r in rng]
+        diff = np.abs(tf.wrap_to_pi(theta - np.asarray(rng, dtype=float)))
         k = int(np.argmin(diff))
         checks.append({"inputs": _inputs_dict(mech, lim.at), "input_angle": theta / mech.angle_scale,
                        "analytic": rng[k] / mech.angle_scale, "difference": diff[k] / mech.angle_scale})

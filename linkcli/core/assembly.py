@@ -14,13 +14,14 @@ import numpy as np
 
 from .loop_closure import ConfigurationResult, Status, mechanism_size, passive_indices, solve_configuration
 from .mechanism import CompiledMechanism
+from .transforms import wrap_to_pi
 
 
 def _distance(mech: CompiledMechanism, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
     """Distance (...,) between configurations: angles modulo 2 pi (rad), lengths relative to
     the mechanism size."""
     d = q - q_ref
-    d = np.where(mech.q_is_rotation, (d + np.pi) % (2 * np.pi) - np.pi, d / mechanism_size(mech))
+    d = np.where(mech.q_is_rotation, wrap_to_pi(d), d / mechanism_size(mech))
     return np.linalg.norm(d, axis=-1)
 
 

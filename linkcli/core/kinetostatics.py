@@ -636,7 +636,7 @@ BALANCED_RTOL = 1e-9
 #: an eigenvalue of the (step-limit scaled) stiffness below this fraction of the largest one, or
 #: of the scaled holding torque, makes it singular for a Newton step (about sqrt of the double
 #: precision: a Newton step along it would be set by round-off)
-RANK_RTOL = 1e-8
+STEP_RANK_RTOL = 1e-8
 
 
 def load_torque_scale(mech: CompiledMechanism, extra_loads=(), gravity=None) -> float:
@@ -745,7 +745,7 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
             return False
         # sqrt(tol) of the input's own scale: 1 rad + |a| for a rotation (a in rad), the mechanism
         # size + |a| for a sliding input (a in m): the same pure number of the mechanism at every scale
-        resolution = np.sqrt(tol) * (np.where(rot, 1.0, mechanism_size(mech)) + np.abs(a))
+        resolution = np.sqrt(tol) * (unit_move + np.abs(a))
         # and the holding torque small beside the path's (or at the round-off of the loads): near
         # a dead centre the correction vanishes (|K^-1 tau| ~ 2 x the distance to it, K ~ tau^3)
         # while the kinematic condition grows only as distance^-1/2 (3.7e3 at a correction of 2e-6
@@ -761,14 +761,14 @@ def find_equilibria(mech: CompiledMechanism, a_path: np.ndarray, q_path: np.ndar
     def scaled_eigen(t, k):
         """The holding torque and the eigen-decomposition of the stiffness in the step-limit
         metric (inputs scaled by ``max_step``, so that rotations and lengths compare), and the
-        floor below which an eigenvalue counts as zero: ``RANK_RTOL`` of the largest one or of
-        the scaled holding torque (a Newton step along it would be ``1 / RANK_RTOL`` step limits
+        floor below which an eigenvalue counts as zero: ``STEP_RANK_RTOL`` of the largest one or of
+        the scaled holding torque (a Newton step along it would be ``1 / STEP_RANK_RTOL`` step limits
         or more, set by round-off). None when something is not finite."""
         ts, ks_ = t * max_step, k * np.outer(max_step, max_step)
         if not (np.all(np.isfinite(ts)) and np.all(np.isfinite(ks_))):
             return None
         lam, vec = np.linalg.eigh(0.5 * (ks_ + ks_.T))
-        floor = RANK_RTOL * max(float(np.abs(lam).max(initial=0.0)), float(np.abs(ts).max()), 1e-300)
+        floor = STEP_RANK_RTOL * max(float(np.abs(lam).max(initial=0.0)), float(np.abs(ts).max()), 1e-300)
         return ts, lam, vec, floor
 
     def newton_direction(t, k):

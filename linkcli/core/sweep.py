@@ -80,6 +80,7 @@ from . import jit
 from .assembly import assemble, nearest_turn
 from .loop_closure import SINGULAR_CONDITION, Status, _loop_plan, mechanism_size
 from .mechanism import CompiledMechanism
+from .transforms import wrap_to_pi
 
 _CONVERGED = int(Status.CONVERGED)
 #: the kernel set of jit.py's record (interpreted rent, compile cost), declared in jit.KERNEL_SETS
@@ -572,22 +573,21 @@ def _keep_turns(mech: CompiledMechanism, q: np.ndarray, status: np.ndarray, rest
     if not len(starts):
         return
     ok = status == Status.CONVERGED
+    last_ok = np.maximum.accumulate(np.where(ok, np.arange(len(q)), -1))  # the last good row up to each row
     ends = np.append(starts[1:], len(q))
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        good = np.flatnonzero(ok[:s])
-        _shift_turns(mech, q, s, e, q[good[-1]] if len(good) else q_estimate)
+        good = int(last_ok[s - 1]) if s > 0 else -1
+        _shift_turns(mech, q, s, e, q[good] if good >= 0 else q_estimate)
 
 
 def _shift_turns(mech: CompiledMechanism, q: np.ndarray, s: int, e: int, q_ref: np.ndarray) -> None:
     """Shift rows s..e-1 of q (in place) by the whole turns that bring row s's passive rotation
     variables to q_ref's (n_q,) (the same configuration; the winding changes spring torques and
     limit checks, not poses)."""
-    rot = np.array(mech.q_is_rotation, dtype=bool)
-    rot[mech.q_actuated] = False
-    cols = np.flatnonzero(rot)
-    turns = np.round((q[s, cols] - np.asarray(q_ref, float)[cols]) / (2 * np.pi))
-    if turns.any():
-        q[s:e, cols] -= 2 * np.pi * turns
+    shift = nearest_turn(mech, q[s], np.asarray(q_ref, float), passive_only=True) - q[s]
+    shift = 2 * np.pi * np.round(shift / (2 * np.pi))  # exact whole turns (no round-off of the subtraction)
+    if shift.any():
+        q[s:e] += shift
 
 
 #: at most this many runs started by reassembly are checked against the estimate's branch per
@@ -664,7 +664,7 @@ def _euler_duals(mech: CompiledMechanism, q: np.ndarray, s: int, e: int, q_ref: 
 
 def _wrapped(d: np.ndarray) -> float:
     """Largest |angle| of d (rad) modulo 2 pi."""
-    return float(np.abs((d + np.pi) % (2 * np.pi) - np.pi).max(initial=0.0))
+    return float(np.abs(wrap_to_pi(d)).max(initial=0.0))
 
 
 def _check_branch(mech: CompiledMechanism, res: SweepResult, Q: np.ndarray, q_start: np.ndarray, tol: float,

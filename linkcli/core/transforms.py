@@ -45,6 +45,11 @@ _SERIES_TOL = 0.1  # below this angle the 5-term Taylor series truncate at < 1e-
 _GIMBAL_TOL = 1e-12  # cos(pitch) below which matrix_to_rpy treats the pose as gimbal-locked
 
 
+def wrap_to_pi(a):
+    """Angles ``a`` (rad, any shape) wrapped to [-pi, pi): the signed difference modulo a turn."""
+    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+
+
 def _f(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
